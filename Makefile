@@ -1,0 +1,35 @@
+# A thin front door: no CMake knowledge needed. `make test` and `make demo`
+# are the two commands the README opens with.
+.PHONY: test demo bench deps build unit sanitize tsan fuzz format tidy clean
+
+JOBS ?= $(shell nproc)
+
+test: deps                 ## install missing packages (as root), build, run every test tier
+	./tools/run-tests.sh
+
+demo: deps                 ## a local cluster with GPU nodes running example jobs
+	./tools/demo.sh
+
+bench: deps                ## Google Benchmark microbenchmarks (medians of 5)
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS)
+	./tools/run-bench.sh build-bench
+
+deps:
+	./tools/install-deps.sh
+
+build: deps
+	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build -j$(JOBS)
+
+unit sanitize tsan fuzz: deps
+	TIERS=$@ ./tools/run-tests.sh
+
+format:
+	find model kube gang queue topology extender reconciler cmd bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+tidy: build
+	find model kube gang queue topology extender reconciler cmd -name '*.cc' ! -name '*_fuzz.cc' | xargs clang-tidy -p build --quiet
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz build-bench build-*.configure.log

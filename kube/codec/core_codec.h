@@ -1,0 +1,72 @@
+// JSON <-> model for core/v1 objects: Pod, Node, Binding, Eviction, Event,
+// and the list wrappers the API server returns (PodList, NodeList).
+//
+// Decoders never throw and never abort on hostile input: a malformed document
+// yields InvalidArgument naming the JSON path of the first bad field, e.g.
+// `decode Pod: spec.containers[1].resources.requests["nvidia.com/gpu"]:
+// quantity "0.5" of nvidia.com/gpu is not a whole number`.
+//
+// Decode*From(ctx, value, out) forms decode an already-parsed value (used by
+// list, watch and extender codecs); the string forms parse a whole document.
+// Encoders write Kubernetes JSON (camelCase, omitempty) for the fields the
+// model holds; they are used for creates and golden tests, never for a full
+// PUT of a decoded object.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/codec/json.h"
+#include "model/api_objects.h"
+#include "model/node.h"
+#include "model/pod.h"
+
+namespace muster::kube {
+
+// A list response: the items and the list's metadata.
+template <typename T>
+struct ObjectList {
+  std::string resource_version;
+  std::string continue_token;  // metadata.continue; "" on the last page
+  std::vector<T> items;
+};
+
+void DecodeObjectMetaFrom(DecodeContext& ctx, const JsonValue& v, ObjectMeta* out);
+void EncodeObjectMeta(JsonWriter& w, const ObjectMeta& meta);
+void DecodeConditionFrom(DecodeContext& ctx, const JsonValue& v, Condition* out);
+void EncodeCondition(JsonWriter& w, const Condition& c);
+
+void DecodePodFrom(DecodeContext& ctx, const JsonValue& v, Pod* out);
+void DecodePodSpecFrom(DecodeContext& ctx, const JsonValue& v, PodSpec* out);
+StatusOr<Pod> DecodePod(std::string_view json);
+StatusOr<ObjectList<Pod>> DecodePodList(std::string_view json);
+std::string EncodePod(const Pod& pod);
+void EncodePodTo(JsonWriter& w, const Pod& pod);
+
+void DecodeNodeFrom(DecodeContext& ctx, const JsonValue& v, Node* out);
+StatusOr<Node> DecodeNode(std::string_view json);
+StatusOr<ObjectList<Node>> DecodeNodeList(std::string_view json);
+std::string EncodeNode(const Node& node);
+void EncodeNodeTo(JsonWriter& w, const Node& node);
+
+StatusOr<Binding> DecodeBinding(std::string_view json);
+std::string EncodeBinding(const Binding& binding);
+
+StatusOr<Eviction> DecodeEviction(std::string_view json);
+std::string EncodeEviction(const Eviction& eviction);
+
+StatusOr<Event> DecodeEvent(std::string_view json);
+std::string EncodeEvent(const Event& event);
+
+// Decodes {"metadata": {"resourceVersion", "continue"}, "items": [...]}.
+template <typename T, typename Fn>
+void DecodeListFrom(DecodeContext& ctx, const JsonValue& v, ObjectList<T>* out, Fn&& decode_item) {
+  ReadObject(ctx, v, "metadata", out, [](DecodeContext& c, const JsonValue& m, ObjectList<T>* l) {
+    ReadString(c, m, "resourceVersion", &l->resource_version);
+    ReadString(c, m, "continue", &l->continue_token);
+  });
+  ReadArray(ctx, v, "items", &out->items, decode_item);
+}
+
+}  // namespace muster::kube

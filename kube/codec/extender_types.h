@@ -1,0 +1,129 @@
+// The kube-scheduler extender wire types (k8s.io/kube-scheduler/extender/v1)
+// and their codecs. See ../shared/reference/extender-protocol.md §1.
+//
+// Wire rules honoured here:
+//  - Keys are the Go field names in PascalCase; decoding matches keys
+//    case-insensitively (Go's encoding/json does, and upstream promises
+//    lower-case documents keep working). Encoding writes PascalCase.
+//  - No omitempty: unset pointer/map/slice fields are written as null, and
+//    null is accepted for every field.
+//  - Embedded Kubernetes objects use normal API JSON (core_codec.h).
+//  - In non-cache mode, nodes are echoed back verbatim (NodeWithRaw::raw_json)
+//    so kube-scheduler gets exactly the Node objects it sent.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "model/status.h"
+
+namespace muster::kube {
+
+inline constexpr int64_t kMinExtenderPriority = 0;
+inline constexpr int64_t kMaxExtenderPriority = 10;
+
+struct NodeWithRaw {
+  Node node;
+  std::string raw_json;  // the node exactly as received (compact JSON)
+  friend bool operator==(const NodeWithRaw&, const NodeWithRaw&) = default;
+};
+
+// filter and prioritize request.
+struct ExtenderArgs {
+  Pod pod;
+  std::optional<std::vector<NodeWithRaw>> nodes;       // non-cache mode
+  std::optional<std::vector<std::string>> node_names;  // nodeCacheCapable mode
+  friend bool operator==(const ExtenderArgs&, const ExtenderArgs&) = default;
+};
+
+using FailedNodesMap = std::map<std::string, std::string>;
+
+struct ExtenderFilterResult {
+  std::optional<std::vector<NodeWithRaw>> nodes;
+  std::optional<std::vector<std::string>> node_names;
+  FailedNodesMap failed_nodes;
+  FailedNodesMap failed_and_unresolvable_nodes;
+  std::string error;
+  friend bool operator==(const ExtenderFilterResult&, const ExtenderFilterResult&) = default;
+};
+
+struct HostPriority {
+  std::string host;
+  int64_t score = 0;
+  friend bool operator==(const HostPriority&, const HostPriority&) = default;
+};
+using HostPriorityList = std::vector<HostPriority>;
+
+struct ExtenderBindingArgs {
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  std::string node;
+  friend bool operator==(const ExtenderBindingArgs&, const ExtenderBindingArgs&) = default;
+};
+
+struct ExtenderBindingResult {
+  std::string error;
+  friend bool operator==(const ExtenderBindingResult&, const ExtenderBindingResult&) = default;
+};
+
+struct MetaPod {
+  std::string uid;
+  friend bool operator==(const MetaPod&, const MetaPod&) = default;
+};
+
+struct MetaVictims {
+  std::vector<MetaPod> pods;
+  int64_t num_pdb_violations = 0;
+  friend bool operator==(const MetaVictims&, const MetaVictims&) = default;
+};
+
+struct Victims {
+  std::vector<Pod> pods;
+  int64_t num_pdb_violations = 0;
+  friend bool operator==(const Victims&, const Victims&) = default;
+};
+
+struct ExtenderPreemptionArgs {
+  Pod pod;
+  std::optional<std::map<std::string, Victims>> node_name_to_victims;
+  std::optional<std::map<std::string, MetaVictims>> node_name_to_meta_victims;
+  friend bool operator==(const ExtenderPreemptionArgs&, const ExtenderPreemptionArgs&) = default;
+};
+
+struct ExtenderPreemptionResult {
+  std::optional<std::map<std::string, MetaVictims>> node_name_to_meta_victims;
+  friend bool operator==(const ExtenderPreemptionResult&,
+                         const ExtenderPreemptionResult&) = default;
+};
+
+// Both directions for every type: muster decodes requests and encodes
+// replies; tests and benchmarks play kube-scheduler with the other half.
+StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view json);
+std::string EncodeExtenderArgs(const ExtenderArgs& args);
+
+StatusOr<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view json);
+std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result);
+
+StatusOr<HostPriorityList> DecodeHostPriorityList(std::string_view json);
+std::string EncodeHostPriorityList(const HostPriorityList& list);
+
+StatusOr<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view json);
+std::string EncodeExtenderBindingArgs(const ExtenderBindingArgs& args);
+
+StatusOr<ExtenderBindingResult> DecodeExtenderBindingResult(std::string_view json);
+std::string EncodeExtenderBindingResult(const ExtenderBindingResult& result);
+
+StatusOr<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(std::string_view json);
+std::string EncodeExtenderPreemptionArgs(const ExtenderPreemptionArgs& args);
+
+StatusOr<ExtenderPreemptionResult> DecodeExtenderPreemptionResult(std::string_view json);
+std::string EncodeExtenderPreemptionResult(const ExtenderPreemptionResult& result);
+
+}  // namespace muster::kube

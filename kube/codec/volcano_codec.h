@@ -1,0 +1,36 @@
+// JSON <-> model for Volcano objects: scheduling.volcano.sh/v1beta1 PodGroup
+// and Queue, batch.volcano.sh/v1alpha1 Job. Same error contract as
+// core_codec.h. Job task templates are kept verbatim (TaskSpec::template_json)
+// and also decoded into TaskSpec::template_pod.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kube/codec/core_codec.h"
+#include "model/job.h"
+#include "model/pod_group.h"
+#include "model/queue.h"
+
+namespace muster::kube {
+
+void DecodePodGroupFrom(DecodeContext& ctx, const JsonValue& v, PodGroup* out);
+StatusOr<PodGroup> DecodePodGroup(std::string_view json);
+StatusOr<ObjectList<PodGroup>> DecodePodGroupList(std::string_view json);
+std::string EncodePodGroup(const PodGroup& pg);
+// The PodGroup status alone ({"status": {...}}) as a merge patch body.
+std::string EncodePodGroupStatusPatch(const PodGroupStatus& status);
+
+void DecodeQueueFrom(DecodeContext& ctx, const JsonValue& v, Queue* out);
+StatusOr<Queue> DecodeQueue(std::string_view json);
+StatusOr<ObjectList<Queue>> DecodeQueueList(std::string_view json);
+std::string EncodeQueue(const Queue& queue);
+std::string EncodeQueueStatusPatch(const QueueStatus& status);
+
+void DecodeJobFrom(DecodeContext& ctx, const JsonValue& v, Job* out);
+StatusOr<Job> DecodeJob(std::string_view json);
+StatusOr<ObjectList<Job>> DecodeJobList(std::string_view json);
+std::string EncodeJob(const Job& job);
+std::string EncodeJobStatusPatch(const JobStatus& status);
+
+}  // namespace muster::kube

@@ -1,0 +1,56 @@
+// PodGroup (scheduling.volcano.sh/v1beta1): a gang of pods that start together.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/object_meta.h"
+#include "model/resources.h"
+
+namespace muster {
+
+// spec.networkTopology (Volcano): how tightly the gang must be packed.
+struct NetworkTopologySpec {
+  std::string mode;  // "hard" (default) | "soft"
+  std::optional<int32_t> highest_tier_allowed;
+  std::string highest_tier_name;
+  friend bool operator==(const NetworkTopologySpec&, const NetworkTopologySpec&) = default;
+};
+
+struct PodGroupSpec {
+  int32_t min_member = 0;
+  std::map<std::string, int32_t> min_task_member;
+  std::string queue;  // "" reads as "default"
+  std::string priority_class_name;
+  std::optional<Resources> min_resources;
+  std::optional<NetworkTopologySpec> network_topology;
+  friend bool operator==(const PodGroupSpec&, const PodGroupSpec&) = default;
+};
+
+// Volcano phase names.
+inline constexpr std::string_view kPodGroupPending = "Pending";
+inline constexpr std::string_view kPodGroupInqueue = "Inqueue";
+inline constexpr std::string_view kPodGroupRunning = "Running";
+inline constexpr std::string_view kPodGroupCompleted = "Completed";
+inline constexpr std::string_view kPodGroupUnknown = "Unknown";
+
+struct PodGroupStatus {
+  std::string phase;
+  std::vector<Condition> conditions;
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  friend bool operator==(const PodGroupStatus&, const PodGroupStatus&) = default;
+};
+
+struct PodGroup {
+  ObjectMeta meta;
+  PodGroupSpec spec;
+  PodGroupStatus status;
+  friend bool operator==(const PodGroup&, const PodGroup&) = default;
+};
+
+}  // namespace muster

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages muster builds and tests with, when missing.
+# As root it installs them; otherwise it names what is missing and fails.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ make pkg-config python3
+  libcpp-httplib-dev rapidjson-dev prometheus-cpp-dev libspdlog-dev libyaml-cpp-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PACKAGES[@]} Debian packages present"
+  exit 0
+fi
+echo "deps: missing: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: run as root (or: sudo apt-get install -y ${missing[*]})" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

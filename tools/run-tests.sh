@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds and runs every test tier that exists, then prints one closing line
+# "tests: N passed, M failed". Tiers:
+#   unit      g++, RelWithDebInfo        ctest -L unit
+#   sanitize  g++, Debug, ASan+UBSan     ctest -L unit
+#   fuzz      clang, libFuzzer+ASan+UBSan, each decoder for MUSTER_FUZZ_SECONDS
+#   e2e       the real control plane (once e2e/ registers scenarios)
+# Environment: TIERS (default "unit sanitize fuzz e2e"), JOBS (default nproc),
+# MUSTER_FUZZ_SECONDS (default 10).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+TIERS=${TIERS:-"unit sanitize fuzz e2e"}
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${MUSTER_FUZZ_SECONDS:-10}
+passed=0
+failed=0
+failed_tiers=()
+
+log() { printf '\n=== %s ===\n' "$*"; }
+
+# run_tier <name> <build dir> <ctest label> <cmake args...>
+run_tier() {
+  local name=$1 dir=$2 label=$3
+  shift 3
+  log "tier ${name}: configure + build (${dir})"
+  if ! cmake -S . -B "${dir}" -G Ninja "$@" >"${dir}.configure.log" 2>&1; then
+    cat "${dir}.configure.log"
+    failed=$((failed + 1)); failed_tiers+=("${name}(configure)"); return
+  fi
+  if ! cmake --build "${dir}" -j"${JOBS}"; then
+    failed=$((failed + 1)); failed_tiers+=("${name}(build)"); return
+  fi
+  log "tier ${name}: ctest -L ${label}"
+  local out
+  out=$(ctest --test-dir "${dir}" -L "${label}" -j"${JOBS}" --output-on-failure 2>&1)
+  local rc=$?
+  echo "${out}" | tail -n 40
+  local summary
+  summary=$(echo "${out}" | grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' | tail -1)
+  if [ -z "${summary}" ]; then
+    echo "tier ${name}: no tests ran" >&2
+    failed=$((failed + 1)); failed_tiers+=("${name}(no tests)"); return
+  fi
+  local nfail ntotal
+  nfail=$(echo "${summary}" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
+  ntotal=$(echo "${summary}" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/')
+  passed=$((passed + ntotal - nfail))
+  failed=$((failed + nfail))
+  if [ "${rc}" -ne 0 ] || [ "${nfail}" -ne 0 ]; then failed_tiers+=("${name}"); fi
+}
+
+for tier in ${TIERS}; do
+  case "${tier}" in
+    unit)
+      run_tier unit build unit -DCMAKE_BUILD_TYPE=RelWithDebInfo ;;
+    sanitize)
+      run_tier sanitize build-asan unit -DCMAKE_BUILD_TYPE=Debug -DMUSTER_SANITIZE=ON ;;
+    tsan)
+      run_tier tsan build-tsan unit -DCMAKE_BUILD_TYPE=Debug -DMUSTER_TSAN=ON ;;
+    fuzz)
+      CC=clang CXX=clang++ run_tier fuzz build-fuzz fuzz -DCMAKE_BUILD_TYPE=Debug \
+        -DMUSTER_BUILD_FUZZ=ON -DMUSTER_FUZZ_SECONDS="${FUZZ_SECONDS}" ;;
+    e2e)
+      if grep -rqs 'LABELS e2e' e2e/ 2>/dev/null; then
+        run_tier e2e build e2e -DCMAKE_BUILD_TYPE=RelWithDebInfo
+      else
+        log "tier e2e: no scenarios registered yet (e2e/ arrives with issue #3)"
+      fi ;;
+    *) echo "unknown tier ${tier}" >&2; exit 2 ;;
+  esac
+done
+
+log "summary"
+[ ${#failed_tiers[@]} -eq 0 ] || echo "failed tiers: ${failed_tiers[*]}"
+echo "tests: ${passed} passed, ${failed} failed"
+[ "${failed}" -eq 0 ] && [ "${passed}" -gt 0 ]

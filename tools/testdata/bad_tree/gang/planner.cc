@@ -1,0 +1,1 @@
+#include "queue/fair_share.h"  // a sibling: forbidden

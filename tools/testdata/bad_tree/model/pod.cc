@@ -1,0 +1,1 @@
+#include "kube/codec/json.h"  // model depends on nothing

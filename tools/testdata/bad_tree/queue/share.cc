@@ -1,0 +1,1 @@
+#include <thread>  // threads in the pure core: forbidden
