@@ -22,7 +22,8 @@ const Clock& RealClock();
 // A clock that only moves when told to. Thread-safe (atomic).
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(Time start = Time::FromUnixSeconds(1'700'000'000)) : now_(start.unix_micros()) {}
+  explicit FakeClock(Time start = Time::FromUnixSeconds(1'700'000'000))
+      : now_(start.unix_micros()) {}
   Time Now() const override { return Time::FromUnixMicros(now_.load()); }
   void Advance(Duration d) { now_ += d.count(); }
   void Set(Time t) { now_ = t.unix_micros(); }

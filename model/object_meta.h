@@ -51,9 +51,9 @@ struct Condition {
   std::string reason;
   std::string message;
   Time last_transition_time;
-  Time last_probe_time;        // Pods only
-  Time last_heartbeat_time;    // Nodes only
-  std::string transition_id;   // PodGroups only (Volcano's session UID)
+  Time last_probe_time;       // Pods only
+  Time last_heartbeat_time;   // Nodes only
+  std::string transition_id;  // PodGroups only (Volcano's session UID)
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 

@@ -31,7 +31,7 @@ struct Container {
 
 struct Toleration {
   std::string key;
-  std::string op;      // "Exists" | "Equal" ("" means Equal)
+  std::string op;  // "Exists" | "Equal" ("" means Equal)
   std::string value;
   std::string effect;  // "" matches all effects
   std::optional<int64_t> toleration_seconds;
@@ -94,8 +94,8 @@ struct ContainerStatus {
   int32_t restart_count = 0;
   // The state of the container: "waiting" | "running" | "terminated" | "".
   std::string state;
-  std::string reason;                 // of the current state, if any
-  std::optional<int32_t> exit_code;   // when terminated
+  std::string reason;                     // of the current state, if any
+  std::optional<int32_t> exit_code;       // when terminated
   std::optional<int32_t> last_exit_code;  // lastState.terminated.exitCode
   friend bool operator==(const ContainerStatus&, const ContainerStatus&) = default;
 };

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -22,7 +23,9 @@ class Quantity {
   // Parses the Kubernetes quantity grammar:
   //   <sign><digits>[.<digits>][<suffix>]
   //   suffix: Ki Mi Gi Ti Pi Ei | n u m "" k M G T P E | e<int> E<int>
-  // Errors (InvalidArgument) quote the text and say what is wrong.
+  // Like Kubernetes, a value finer than 1n is rounded away from zero to 1n.
+  // Values whose milli-value does not fit int64 (beyond about 9.2e15) are
+  // rejected. Errors (InvalidArgument) quote the text and say what is wrong.
   static StatusOr<Quantity> Parse(std::string_view text);
 
   static Quantity FromInt(int64_t value) { return Quantity(value, 0); }
@@ -42,13 +45,23 @@ class Quantity {
   // "1.5" -> "1500m", "2000m" -> "2", "1e3" -> "1k").
   std::string ToString() const;
 
+  // Equality is on values: "1.5" == "1500m".
   friend bool operator==(const Quantity& a, const Quantity& b);
 
  private:
+  friend StatusOr<int64_t> ParseResourceQuantity(std::string_view, std::string_view);
+
+  Quantity() = default;
   Quantity(__int128 unscaled, int scale) : unscaled_(unscaled), scale_(scale) {}
+  // Parse's core: "" on success, else why `text` is not a quantity.
+  static std::string ParseInto(std::string_view text, Quantity* out);
+
   __int128 unscaled_ = 0;  // value = unscaled_ / 10^scale_
-  int scale_ = 0;          // 0..18 after normalisation
+  int scale_ = 0;          // 0..9 (Parse rounds finer than 1n up to 1n)
 };
+
+// Prints ToString() (readable gtest failures and log lines).
+inline std::ostream& operator<<(std::ostream& os, const Quantity& q) { return os << q.ToString(); }
 
 // Resource-aware conversion of a quantity to muster's integer unit:
 //   "cpu"                      -> millicores (finer than 1m rounds up)

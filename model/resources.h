@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,7 +55,8 @@ class Resources {
   // True when every amount is zero (or there are none).
   bool IsZero() const;
 
-  // Per-name arithmetic; names present in either side are present in the result.
+  // Per-name arithmetic; names present in either side are present in the
+  // result. Amounts saturate at the int64 limits instead of overflowing.
   Resources& operator+=(const Resources& other);
   Resources& operator-=(const Resources& other);
   friend Resources operator+(Resources a, const Resources& b) { return a += b; }
@@ -84,11 +86,15 @@ class Resources {
   // Equality is on values: {cpu: 0} equals {}.
   friend bool operator==(const Resources& a, const Resources& b);
 
-  // "cpu=500m, memory=2Gi, nvidia.com/gpu=8" (sorted; for messages and logs).
+  // "cpu=500m, memory=2Gi, nvidia.com/gpu=8" (sorted; for messages and logs);
+  // "none" when empty.
   std::string ToString() const;
 
  private:
   std::vector<Entry> entries_;  // sorted by name, unique
 };
+
+// Prints ToString() (readable gtest failures and log lines).
+inline std::ostream& operator<<(std::ostream& os, const Resources& r) { return os << r.ToString(); }
 
 }  // namespace muster

@@ -4,21 +4,36 @@ namespace muster {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kGone: return "Gone";
-    case StatusCode::kUnauthenticated: return "Unauthenticated";
-    case StatusCode::kPermissionDenied: return "PermissionDenied";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case StatusCode::kCancelled: return "Cancelled";
-    case StatusCode::kUnimplemented: return "Unimplemented";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kGone:
+      return "Gone";
+    case StatusCode::kUnauthenticated:
+      return "Unauthenticated";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kCancelled:
+      return "Cancelled";
+    case StatusCode::kUnimplemented:
+      return "Unimplemented";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -35,7 +50,9 @@ std::string Status::ToString() const {
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
 
-Status InvalidArgumentError(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+Status InvalidArgumentError(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
 Status NotFoundError(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 Status UnavailableError(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }

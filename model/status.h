@@ -19,20 +19,20 @@ namespace muster {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // malformed input: a bad field, an unparsable quantity
-  kNotFound,           // HTTP 404
-  kAlreadyExists,      // HTTP 409 with reason AlreadyExists
-  kConflict,           // HTTP 409 otherwise (resourceVersion precondition)
-  kGone,               // HTTP 410: the requested resourceVersion is too old
-  kUnauthenticated,    // HTTP 401
-  kPermissionDenied,   // HTTP 403
-  kResourceExhausted,  // HTTP 429 (throttled) or a local limit
-  kUnavailable,        // connection failures, HTTP 5xx except 500/501
-  kDeadlineExceeded,   // a timeout elapsed
-  kFailedPrecondition, // the system is not in a state to do this
-  kCancelled,          // the caller stopped the operation
-  kUnimplemented,      // HTTP 501, or not supported by muster
-  kInternal,           // a bug or an unexpected server answer (HTTP 500)
+  kInvalidArgument,     // malformed input: a bad field, an unparsable quantity
+  kNotFound,            // HTTP 404
+  kAlreadyExists,       // HTTP 409 with reason AlreadyExists
+  kConflict,            // HTTP 409 otherwise (resourceVersion precondition)
+  kGone,                // HTTP 410: the requested resourceVersion is too old
+  kUnauthenticated,     // HTTP 401
+  kPermissionDenied,    // HTTP 403
+  kResourceExhausted,   // HTTP 429 (throttled) or a local limit
+  kUnavailable,         // connection failures, HTTP 5xx except 500/501
+  kDeadlineExceeded,    // a timeout elapsed
+  kFailedPrecondition,  // the system is not in a state to do this
+  kCancelled,           // the caller stopped the operation
+  kUnimplemented,       // HTTP 501, or not supported by muster
+  kInternal,            // a bug or an unexpected server answer (HTTP 500)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -129,9 +129,9 @@ class StatusOr {
 #define MUSTER_STATUS_CONCAT(a, b) MUSTER_STATUS_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define MUSTER_RETURN_IF_ERROR(expr)                \
-  do {                                              \
-    ::muster::Status muster_status_ = (expr);       \
+#define MUSTER_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::muster::Status muster_status_ = (expr);        \
     if (!muster_status_.ok()) return muster_status_; \
   } while (0)
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,9 @@ class Time {
   explicit constexpr Time(int64_t micros) : micros_(micros) {}
   int64_t micros_ = 0;
 };
+
+// Prints FormatRfc3339Micro(t) (readable gtest failures and log lines).
+std::ostream& operator<<(std::ostream& os, Time t);
 
 // Parses RFC 3339 ("2006-01-02T15:04:05Z", optional fraction, "Z" or
 // "+hh:mm"/"-hh:mm" offset). Errors name the offending text.
