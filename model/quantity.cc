@@ -185,7 +185,17 @@ std::string ParseNanos(std::string_view text, Int128* nanos) {
 
 std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
-bool IsByteResource(std::string_view resource) {
+// ResourceQuota-style names ("requests.cpu", "limits.memory", used by
+// Volcano's PodGroup minResources) take the unit of their base resource.
+std::string_view BaseResource(std::string_view resource) {
+  for (std::string_view prefix : {"requests.", "limits."}) {
+    if (resource.starts_with(prefix)) return resource.substr(prefix.size());
+  }
+  return resource;
+}
+
+bool IsByteResource(std::string_view name) {
+  std::string_view resource = BaseResource(name);
   return resource == "memory" || resource == "ephemeral-storage" || resource == "storage" ||
          resource.starts_with("hugepages-");
 }
@@ -270,7 +280,7 @@ std::string FormatResourceQuantity(std::string_view resource, int64_t value) {
   return (value < 0 ? "-" : "") + std::to_string(magnitude) + std::string(kBinary[suffix]);
 }
 
-bool IsMilliResource(std::string_view resource) { return resource == "cpu"; }
+bool IsMilliResource(std::string_view resource) { return BaseResource(resource) == "cpu"; }
 
 bool IsIntegerResource(std::string_view resource) {
   return !IsMilliResource(resource) && !IsByteResource(resource);

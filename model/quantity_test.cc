@@ -193,6 +193,10 @@ TEST(ParseResourceQuantityTest, ConvertsToMusterUnits) {
       {"cpu", "+1", 1000},
       {"cpu", "-0", 0},
       {"cpu", "64", 64000},
+      // ResourceQuota-style names in Volcano's PodGroup minResources.
+      {"requests.cpu", "3500m", 3500},
+      {"limits.cpu", "2", 2000},
+      {"requests.memory", "1.5Gi", 1610612736},
       {"memory", "1Gi", 1073741824},
       {"memory", "1.5Gi", 1610612736},
       {"memory", "1500M", 1500000000},

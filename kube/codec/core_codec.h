@@ -32,6 +32,9 @@ struct ObjectList {
   std::vector<T> items;
 };
 
+// The Decode*From functions accept null (the output keeps its defaults) and
+// record an error for any other non-object value. The Encode* functions below
+// that take a JsonWriter write one JSON value; the caller writes its key.
 void DecodeObjectMetaFrom(DecodeContext& ctx, const JsonValue& v, ObjectMeta* out);
 void EncodeObjectMeta(JsonWriter& w, const ObjectMeta& meta);
 void DecodeConditionFrom(DecodeContext& ctx, const JsonValue& v, Condition* out);
@@ -43,6 +46,7 @@ StatusOr<Pod> DecodePod(std::string_view json);
 StatusOr<ObjectList<Pod>> DecodePodList(std::string_view json);
 std::string EncodePod(const Pod& pod);
 void EncodePodTo(JsonWriter& w, const Pod& pod);
+void EncodePodSpec(JsonWriter& w, const PodSpec& spec);
 
 void DecodeNodeFrom(DecodeContext& ctx, const JsonValue& v, Node* out);
 StatusOr<Node> DecodeNode(std::string_view json);
@@ -50,6 +54,8 @@ StatusOr<ObjectList<Node>> DecodeNodeList(std::string_view json);
 std::string EncodeNode(const Node& node);
 void EncodeNodeTo(JsonWriter& w, const Node& node);
 
+// Binding and Eviction decoders read the metadata their encoders write (name,
+// namespace, and for Binding uid and annotations); other metadata is ignored.
 StatusOr<Binding> DecodeBinding(std::string_view json);
 std::string EncodeBinding(const Binding& binding);
 

@@ -2,6 +2,7 @@
 
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -100,6 +101,30 @@ bool QuantityFrom(DecodeContext& ctx, std::string_view resource, const JsonValue
   }
   *out = *parsed;
   return true;
+}
+
+// Kubernetes objects nest about 15 levels; anything near this is hostile.
+constexpr int kMaxJsonDepth = 256;
+
+// Max depth of containers in `root`, computed without recursion.
+int NestingDepth(const JsonValue& root) {
+  std::vector<std::pair<const JsonValue*, int>> stack = {{&root, 1}};
+  int max_depth = 0;
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (!v->IsObject() && !v->IsArray()) continue;
+    max_depth = std::max(max_depth, depth);
+    if (max_depth > kMaxJsonDepth) break;
+    if (v->IsObject()) {
+      for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
+        stack.emplace_back(&it->value, depth + 1);
+      }
+    } else {
+      for (const auto& item : v->GetArray()) stack.emplace_back(&item, depth + 1);
+    }
+  }
+  return max_depth;
 }
 
 }  // namespace
@@ -273,6 +298,10 @@ bool ReadStringList(DecodeContext& ctx, const JsonValue& obj, std::string_view k
     out->clear();
     out->reserve(v.Size());
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      if (v[i].IsNull()) {  // Go reads a null element as ""
+        out->emplace_back();
+        continue;
+      }
       if (!v[i].IsString()) {
         auto scope = ctx.Index(i);
         return ctx.Fail(std::string("expected a string, got ") + TypeName(v[i]));
@@ -325,6 +354,11 @@ Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
     return InvalidArgumentError("invalid JSON at offset " + std::to_string(doc->GetErrorOffset()) +
                                 ": " + rapidjson::GetParseError_En(doc->GetParseError()));
   }
+  // Later steps (ToCompactJson, the writer) recurse; bound the depth here.
+  if (NestingDepth(*doc) > kMaxJsonDepth) {
+    return InvalidArgumentError("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                " levels");
+  }
   return Status::Ok();
 }
 
@@ -358,8 +392,15 @@ void JsonWriter::OptionalBoolField(std::string_view key, const std::optional<boo
   Bool(*value);
 }
 
+void JsonWriter::TimeField(std::string_view key, Time value) {
+  // Kubernetes writes `Time` to the second but accepts a fraction; keep one
+  // we were given so decode(encode(x)) == x.
+  StringField(key, value.unix_micros() % 1'000'000 == 0 ? FormatRfc3339(value)
+                                                          : FormatRfc3339Micro(value));
+}
+
 void JsonWriter::TimeFieldIfSet(std::string_view key, Time value) {
-  if (!value.is_zero()) StringField(key, FormatRfc3339(value));
+  if (!value.is_zero()) TimeField(key, value);
 }
 
 void JsonWriter::MicroTimeFieldIfSet(std::string_view key, Time value) {

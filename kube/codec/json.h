@@ -238,6 +238,8 @@ class JsonWriter {
     if (value) IntField(key, *value);
   }
   void OptionalBoolField(std::string_view key, const std::optional<bool>& value);
+  // Seconds precision unless `value` has a fraction (then microseconds).
+  void TimeField(std::string_view key, Time value);
   void TimeFieldIfSet(std::string_view key, Time value);
   void MicroTimeFieldIfSet(std::string_view key, Time value);
   void DurationFieldIfSet(std::string_view key, const std::optional<Duration>& value);
