@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Build the pinned control-plane components for the e2e cluster into a cache
+# outside the repo, keyed by version:
+#
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/k8s-v1.34.4/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/etcd-v3.6.4/bin/etcd
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/kwok-v0.7.0/bin/kwok
+#
+# Idempotent: a binary that is present and reports the pinned version is not
+# rebuilt. Needs only the Go toolchain and the Go module proxy. Kubernetes and
+# etcd are built from the wrapper modules next to this script (k8s-bins/,
+# etcd-bin/) with their committed go.sum (-mod=readonly: nothing is resolved
+# afresh); kwok has no replace directives, so `go install ...@version` builds
+# it from its own go.mod. GOMODCACHE and GOCACHE stay at the Go defaults so
+# later runs on the same host reuse them.
+#
+# Usage: build-components.sh [--print-env] [--no-build] [--force]
+#   --print-env  after building, print `export K8S_BIN_DIR=... ETCD_BIN=... KWOK_BIN=...`
+#                on stdout, for: eval "$(e2e/cluster/build-components.sh --print-env)"
+#                (progress always goes to stderr)
+#   --no-build   build nothing; exit 1 if a component is missing or stale
+#   --force      rebuild even what is already built
+# Environment: MUSTER_CACHE (cache root), GO (go command), GOFLAGS (passed on;
+# e.g. GOFLAGS=-p=1 under `nice -n 19` to use idle CPU only).
+set -euo pipefail
+
+# Pinned versions. K8S_VERSION and ETCD_VERSION must match the require lines
+# of k8s-bins/go.mod and etcd-bin/go.mod (checked below).
+readonly K8S_VERSION=v1.34.4
+readonly ETCD_VERSION=v3.6.4
+readonly KWOK_VERSION=v0.7.0
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly HERE
+readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
+readonly K8S_BIN_DIR=$CACHE_ROOT/k8s-$K8S_VERSION/bin
+readonly ETCD_BIN_DIR=$CACHE_ROOT/etcd-$ETCD_VERSION/bin
+readonly KWOK_BIN_DIR=$CACHE_ROOT/kwok-$KWOK_VERSION/bin
+readonly K8S_CMDS=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
+
+print_env=0
+no_build=0
+force=0
+for arg in "$@"; do
+  case $arg in
+    --print-env) print_env=1 ;;
+    --no-build) no_build=1 ;;
+    --force) force=1 ;;
+    -h | --help)
+      sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+      exit 0
+      ;;
+    *)
+      echo "build-components.sh: unknown argument: $arg (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+if ((no_build && force)); then
+  echo "build-components.sh: --no-build and --force conflict" >&2
+  exit 2
+fi
+
+START=$SECONDS
+log() { printf '[build-components %4ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
+die() {
+  log "ERROR: $*"
+  exit 1
+}
+
+# --- Go toolchain -----------------------------------------------------------
+if [[ -z ${GO:-} ]]; then
+  if command -v go >/dev/null 2>&1; then
+    GO=go
+  elif [[ -x /usr/local/go/bin/go ]]; then
+    GO=/usr/local/go/bin/go
+  else
+    GO=
+  fi
+fi
+
+GO_READY=0
+need_go() {
+  ((GO_READY)) && return 0
+  GO_READY=1
+  [[ -n $GO ]] || die "no Go toolchain found (set GO=/path/to/go)"
+  # Never download a toolchain; the wrapper modules need go >= 1.24.
+  export GOTOOLCHAIN=local
+  # Static binaries, as upstream ships the control plane.
+  export CGO_ENABLED=0
+  case " ${GOFLAGS:-} " in
+    *" -mod=mod "* | *" -mod mod "*)
+      die "GOFLAGS contains -mod=mod; the builds must use the committed go.sum"
+      ;;
+  esac
+  local v
+  v=$("$GO" env GOVERSION) || die "'$GO env GOVERSION' failed"
+  log "using $v ($(command -v "$GO")), GOMODCACHE=$("$GO" env GOMODCACHE), GOCACHE=$("$GO" env GOCACHE), GOFLAGS='${GOFLAGS:-}'"
+}
+
+# Fail early if a wrapper go.mod and the version pinned here disagree.
+check_pin() { # dir module version
+  local got
+  got=$(sed -nE "s#^[[:space:]]*(require[[:space:]]+)?$2[[:space:]]+(v[^[:space:]]+).*#\2#p" "$HERE/$1/go.mod" | head -n1)
+  [[ $got == "$3" ]] || die "$1/go.mod requires $2 '${got:-?}', this script pins $3"
+}
+
+# --- version checks (what "already built" means) -----------------------------
+# Succeeds when $1 exists, runs, and its version output contains $2.
+runs_with_version() { # binary expected-substring version-args...
+  local bin=$1 want=$2 out
+  shift 2
+  [[ -x $bin ]] || return 1
+  out=$("$bin" "$@" 2>&1) || return 1
+  [[ $out == *"$want"* ]]
+}
+k8s_ok() { # cmd
+  if [[ $1 == kubectl ]]; then
+    runs_with_version "$K8S_BIN_DIR/kubectl" "$K8S_VERSION" version --client
+  else
+    runs_with_version "$K8S_BIN_DIR/$1" "$K8S_VERSION" --version
+  fi
+}
+etcd_ok() { runs_with_version "$ETCD_BIN_DIR/etcd" "etcd Version: ${ETCD_VERSION#v}" --version; }
+kwok_ok() { runs_with_version "$KWOK_BIN_DIR/kwok" "${KWOK_VERSION#v}" --version; }
+
+# --- builders ------------------------------------------------------------------
+# `go mod download` for a wrapper module, timed: fetches (or verifies against
+# go.sum) every module the build needs, so the build steps do no network I/O.
+download() { # wrapper-dir label
+  local t0=$SECONDS
+  log "$2: downloading modules for $1 (go.sum-verified)"
+  (cd "$HERE/$1" && "$GO" mod download) || die "$2: go mod download failed"
+  log "$2: modules ready in $((SECONDS - t0))s"
+}
+
+# go build into a temporary name, then rename: an interrupted build never
+# leaves a binary that looks complete.
+build_to() { # wrapper-dir output package ldflags
+  local dir=$1 out=$2 pkg=$3 ldflags=$4 tmp
+  tmp="$(dirname "$out")/.$(basename "$out").tmp.$$"
+  rm -f "$tmp"
+  if ! (cd "$HERE/$dir" && "$GO" build -mod=readonly -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg"); then
+    rm -f "$tmp"
+    return 1
+  fi
+  mv -f "$tmp" "$out"
+}
+
+build_k8s() {
+  local minor todo=() cmd t0
+  for cmd in "${K8S_CMDS[@]}"; do
+    if ((force)) || ! k8s_ok "$cmd"; then todo+=("$cmd"); fi
+  done
+  if ((${#todo[@]} == 0)); then
+    log "k8s $K8S_VERSION: up to date in $K8S_BIN_DIR (skipped)"
+    return 0
+  fi
+  ((no_build)) && die "k8s $K8S_VERSION: missing or stale: ${todo[*]} (run without --no-build)"
+  need_go
+  check_pin k8s-bins k8s.io/kubernetes "$K8S_VERSION"
+  mkdir -p "$K8S_BIN_DIR"
+  download k8s-bins "k8s $K8S_VERSION"
+  minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  # What upstream's hack/lib/version.sh stamps (no git commit: we build from
+  # the module zip). Without it /version and `kubectl version` say v0.0.0.
+  local ld="-s -w" pkgvar
+  for pkgvar in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $pkgvar.gitVersion=$K8S_VERSION -X $pkgvar.gitMajor=1 -X $pkgvar.gitMinor=$minor"
+  done
+  for cmd in "${todo[@]}"; do
+    t0=$SECONDS
+    log "k8s $K8S_VERSION: building $cmd"
+    build_to k8s-bins "$K8S_BIN_DIR/$cmd" "k8s.io/kubernetes/cmd/$cmd" "$ld" ||
+      die "k8s $K8S_VERSION: building $cmd failed"
+    k8s_ok "$cmd" || die "k8s $K8S_VERSION: $cmd was built but does not report $K8S_VERSION"
+    log "k8s $K8S_VERSION: built $cmd in $((SECONDS - t0))s ($(du -h "$K8S_BIN_DIR/$cmd" | cut -f1))"
+  done
+}
+
+build_etcd() {
+  if ((!force)) && etcd_ok; then
+    log "etcd $ETCD_VERSION: up to date in $ETCD_BIN_DIR (skipped)"
+    return 0
+  fi
+  ((no_build)) && die "etcd $ETCD_VERSION: missing or stale (run without --no-build)"
+  need_go
+  check_pin etcd-bin go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+  mkdir -p "$ETCD_BIN_DIR"
+  download etcd-bin "etcd $ETCD_VERSION"
+  local t0=$SECONDS
+  log "etcd $ETCD_VERSION: building etcd"
+  build_to etcd-bin "$ETCD_BIN_DIR/etcd" go.etcd.io/etcd/server/v3 "-s -w" ||
+    die "etcd $ETCD_VERSION: build failed"
+  etcd_ok || die "etcd $ETCD_VERSION: etcd was built but does not report ${ETCD_VERSION#v}"
+  log "etcd $ETCD_VERSION: built etcd in $((SECONDS - t0))s ($(du -h "$ETCD_BIN_DIR/etcd" | cut -f1))"
+}
+
+build_kwok() {
+  if ((!force)) && kwok_ok; then
+    log "kwok $KWOK_VERSION: up to date in $KWOK_BIN_DIR (skipped)"
+    return 0
+  fi
+  ((no_build)) && die "kwok $KWOK_VERSION: missing or stale (run without --no-build)"
+  need_go
+  mkdir -p "$KWOK_BIN_DIR"
+  local t0=$SECONDS stage
+  # sigs.k8s.io/kwok's go.mod has no replace directives, so `go install
+  # pkg@version` works and uses kwok's own pinned dependencies (checksums
+  # verified against the checksum database through the proxy). go install has
+  # no -o, so install into a scratch GOBIN and rename into place.
+  stage=$(mktemp -d "$KWOK_BIN_DIR/.stage.XXXXXX")
+  log "kwok $KWOK_VERSION: downloading and building sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  # Run outside any module so the repo's wrapper modules play no part.
+  if ! (cd "$stage" && GOBIN=$stage "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"); then
+    rm -rf "$stage"
+    die "kwok $KWOK_VERSION: go install failed"
+  fi
+  mv -f "$stage/kwok" "$KWOK_BIN_DIR/kwok"
+  rm -rf "$stage"
+  kwok_ok || die "kwok $KWOK_VERSION: kwok was built but does not report ${KWOK_VERSION#v}"
+  log "kwok $KWOK_VERSION: built kwok in $((SECONDS - t0))s ($(du -h "$KWOK_BIN_DIR/kwok" | cut -f1))"
+}
+
+log "cache: $CACHE_ROOT"
+build_etcd
+build_kwok
+build_k8s
+log "all components ready"
+
+if ((print_env)); then
+  printf 'export K8S_BIN_DIR=%q\n' "$K8S_BIN_DIR"
+  printf 'export ETCD_BIN=%q\n' "$ETCD_BIN_DIR/etcd"
+  printf 'export KWOK_BIN=%q\n' "$KWOK_BIN_DIR/kwok"
+fi
