@@ -1,0 +1,166 @@
+// Client: the Kubernetes API verbs muster uses, on raw JSON.
+//
+// Every verb returns the response body as JSON text; callers decode it with
+// kube/codec. There is deliberately no Update (PUT of a whole object): muster
+// models only part of each object, and a PUT of a decoded object would erase
+// what it does not model. Writes are patches, creates, deletes and subresource
+// posts (pods/binding, pods/eviction).
+//
+// Errors: a non-2xx answer becomes a Status mapped as api_error.h describes,
+// carrying the HTTP code and the metav1.Status reason.
+//
+// Rate limiting: a token bucket (ClientConfig::qps/burst) is taken before
+// every attempt, retries included.
+//
+// Retries (with jittered exponential backoff, honouring Retry-After):
+//   - 429 Too Many Requests: every verb.
+//   - 5xx except 501, and connection failures: every verb but POST.
+//   - POST (create, binding, eviction) is retried only on 429 and when the
+//     transport proves the request never reached the server: the connect,
+//     the TLS handshake or a write of the request failed (http_transport.h,
+//     kReasonNotSent). With cpp-httplib we cannot tell whether a request
+//     whose connection broke while we waited for the answer was processed,
+//     so such a POST is not repeated and returns Unavailable with reason
+//     kReasonMaybeSent: the caller must read back before trying again.
+//   - Retried PATCH/DELETE are the caller's contract: a merge patch is
+//     idempotent; a JSON patch "add" to a list or a DELETE whose first
+//     attempt succeeded unseen can answer differently the second time
+//     (e.g. 404 NotFound for the DELETE).
+//
+// Thread-safety: thread-safe. Calls may run concurrently from many threads;
+// a watch (Stream) never blocks other calls. The Client must outlive every
+// call and every Informer using it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/client/backoff.h"
+#include "kube/client/cancel.h"
+#include "kube/client/http_transport.h"
+#include "kube/client/kubeconfig.h"
+#include "kube/client/rate_limiter.h"
+#include "kube/client/resource_ref.h"
+#include "model/clock.h"
+#include "model/status.h"
+
+namespace muster::kube {
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;        // "" = most recent (a consistent read)
+  std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+  int64_t limit = 0;                   // page size; 0 = everything in one answer
+  std::string continue_token;
+  int timeout_seconds = 0;
+};
+
+enum class PatchType {
+  kMerge,           // application/merge-patch+json (RFC 7386)
+  kStrategicMerge,  // application/strategic-merge-patch+json (built-in kinds only)
+  kJson,            // application/json-patch+json (RFC 6902)
+};
+std::string_view PatchContentType(PatchType type);
+
+struct DeleteOptions {
+  std::string precondition_uid;               // delete only this incarnation
+  std::string precondition_resource_version;  // delete only this version
+  std::optional<int64_t> grace_period_seconds;
+  std::string propagation_policy;  // "", "Orphan", "Background", "Foreground"
+};
+
+struct RetryPolicy {
+  int max_attempts = 5;  // tries per call, the first one included
+  BackoffOptions backoff{std::chrono::milliseconds(200), std::chrono::seconds(5), 2.0, 0.2,
+                         Duration(0)};
+  Duration max_retry_after = std::chrono::seconds(30);  // cap on a server's Retry-After
+};
+
+struct ClientOptions {
+  RetryPolicy retry;
+  const Clock* clock = nullptr;          // null: RealClock(); must outlive the Client
+  Sleeper sleeper;                       // null: RealSleeper()
+  RandomSource random;                   // null: DefaultRandomSource(); must be thread-safe
+  std::string field_manager = "muster";  // ?fieldManager= on creates and patches
+};
+
+// The metadata of a list answer.
+struct ListMeta {
+  std::string resource_version;
+  std::string continue_token;
+};
+// Reads metadata.resourceVersion/continue of a list, stopping after the
+// metadata (the items are not parsed). InvalidArgument for malformed JSON.
+StatusOr<ListMeta> ReadListMeta(std::string_view list_json);
+
+class Client {
+ public:
+  // A client on the cpp-httplib transport for `config`.
+  static StatusOr<std::unique_ptr<Client>> New(const ClientConfig& config,
+                                               ClientOptions options = {});
+  // A client on any transport (tests); `config` supplies qps/burst only.
+  Client(std::shared_ptr<HttpTransport> transport, const ClientConfig& config,
+         ClientOptions options = {});
+
+  StatusOr<std::string> Get(const ResourceRef& ref, CancelToken* cancel = nullptr);
+
+  // One page (or everything when options.limit is 0) of `ref`'s collection.
+  StatusOr<std::string> List(const ResourceRef& ref, const ListOptions& options = {},
+                             CancelToken* cancel = nullptr);
+
+  // Every page, following metadata.continue (limit defaults to 500). When a
+  // continue token expires (410 Gone) the list restarts from the first page,
+  // at most 3 times. All pages share the first page's resourceVersion.
+  StatusOr<std::vector<std::string>> ListAll(const ResourceRef& ref, ListOptions options = {},
+                                             CancelToken* cancel = nullptr);
+
+  // POST `body_json`: to the collection of `ref`, or, when ref.subresource is
+  // set, to that subresource of ref.name (pods/binding, pods/eviction).
+  StatusOr<std::string> Create(const ResourceRef& ref, std::string_view body_json,
+                               CancelToken* cancel = nullptr);
+
+  // PATCH ref (an object or its subresource, e.g. "status").
+  StatusOr<std::string> Patch(const ResourceRef& ref, PatchType type, std::string_view patch,
+                              CancelToken* cancel = nullptr);
+  StatusOr<std::string> PatchStatus(const ResourceRef& ref, PatchType type, std::string_view patch,
+                                    CancelToken* cancel = nullptr) {
+    return Patch(ref.WithSubresource("status"), type, patch, cancel);
+  }
+
+  StatusOr<std::string> Delete(const ResourceRef& ref, const DeleteOptions& options = {},
+                               CancelToken* cancel = nullptr);
+
+  // POST pods/<pod>/binding with a Binding (kube/codec EncodeBinding).
+  StatusOr<std::string> Bind(const std::string& ns, const std::string& pod,
+                             std::string_view binding_json, CancelToken* cancel = nullptr);
+  // POST pods/<pod>/eviction with an Eviction (kube/codec EncodeEviction).
+  StatusOr<std::string> Evict(const std::string& ns, const std::string& pod,
+                              std::string_view eviction_json, CancelToken* cancel = nullptr);
+
+  // A streamed GET (watch). `target` is a path with query. 2xx bodies go to
+  // `on_data`; a non-2xx answer is returned as an error. Rate-limited, never
+  // retried. `read_timeout` 0 means the transport's default.
+  Status Stream(const std::string& target, const ChunkHandler& on_data, Duration read_timeout,
+                CancelToken* cancel = nullptr);
+
+  // Aborts every call in flight; later calls fail with Cancelled.
+  void Shutdown() { transport_->Cancel(); }
+
+ private:
+  StatusOr<std::string> Do(HttpRequest request, CancelToken* cancel);
+  bool ShouldRetry(const Status& error, bool is_post) const;
+  Duration RetryDelay(const HttpResponse* response, Backoff& backoff) const;
+
+  const std::shared_ptr<HttpTransport> transport_;
+  const ClientOptions options_;
+  const Clock& clock_;
+  const Sleeper sleeper_;
+  RateLimiter limiter_;
+};
+
+}  // namespace muster::kube

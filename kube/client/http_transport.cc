@@ -1,0 +1,364 @@
+#include "kube/client/http_transport.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <mutex>
+#include <utility>
+
+#include "kube/client/mutex.h"
+#include "kube/client/pem.h"
+
+namespace muster::kube {
+namespace {
+
+constexpr int kMaxPooledConnections = 8;
+constexpr auto kTokenReloadInterval = std::chrono::minutes(1);
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void IgnoreSigpipeOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      signal(SIGPIPE, SIG_IGN);
+    }
+  });
+}
+
+// The bearer token, re-read from its file now and then: projected
+// service-account tokens are rotated by the kubelet.
+class TokenSource {
+ public:
+  TokenSource(std::string token, std::string file)
+      : file_(std::move(file)), token_(std::move(token)), loaded_(Clock::now()) {}
+
+  std::string Get() MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (!file_.empty() && Clock::now() - loaded_ >= kTokenReloadInterval) {
+      loaded_ = Clock::now();
+      StatusOr<std::string> text = ReadFileToString(file_);
+      if (text.ok()) {
+        std::string token = std::move(text).value();
+        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+          token.pop_back();
+        }
+        if (!token.empty()) token_ = std::move(token);
+      }
+    }
+    return token_;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const std::string file_;
+  Mutex mu_;
+  std::string token_ MUSTER_GUARDED_BY(mu_);
+  Clock::time_point loaded_ MUSTER_GUARDED_BY(mu_);
+};
+
+// One cpp-httplib client and the abort flag of the call it is serving.
+struct Conn {
+  std::unique_ptr<httplib::ClientImpl> cli;
+  // Set by a cancel callback before it calls cli->stop(). stop() can only
+  // shut down a socket that exists; a socket created afterwards (the call
+  // had not connected yet) sees the flag in the socket-options hook, which
+  // runs under the same cpp-httplib lock as stop(), and shuts itself down
+  // so that connect/read fail at once.
+  std::atomic<bool> abort{false};
+};
+
+// What went wrong, in words an operator can act on.
+std::string Describe(httplib::Error err) {
+  switch (err) {
+    case httplib::Error::Connection:
+      return "cannot connect";
+    case httplib::Error::ConnectionTimeout:
+      return "connect timed out";
+    case httplib::Error::SSLConnection:
+      return "TLS handshake failed";
+    case httplib::Error::SSLServerVerification:
+      return "TLS server certificate not trusted";
+    case httplib::Error::SSLLoadingCerts:
+      return "cannot load TLS certificates";
+    case httplib::Error::Write:
+      return "connection lost while sending";
+    case httplib::Error::Read:
+      return "connection lost or timed out while reading the answer";
+    default:
+      return httplib::to_string(err);
+  }
+}
+
+Status TransportError(httplib::Error err, const std::string& what) {
+  const std::string message = what + ": " + Describe(err);
+  switch (err) {
+    case httplib::Error::Connection:
+    case httplib::Error::ConnectionTimeout:
+    case httplib::Error::BindIPAddress:
+    case httplib::Error::SSLConnection:
+    case httplib::Error::Write:
+      return UnavailableError(message).WithHttp(0, kReasonNotSent);
+    case httplib::Error::SSLLoadingCerts:
+    case httplib::Error::SSLServerVerification:
+      return FailedPreconditionError(message);
+    case httplib::Error::Canceled:
+      return CancelledError(message);
+    default:
+      return UnavailableError(message).WithHttp(0, kReasonMaybeSent);
+  }
+}
+
+class HttplibTransport final : public HttpTransport {
+ public:
+  HttplibTransport(const ClientConfig& config, ServerUrl url, X509StorePtr ca, X509Ptr cert,
+                   EvpPkeyPtr key)
+      : url_(std::move(url)),
+        insecure_(config.insecure_skip_tls_verify),
+        timeout_(std::max(config.timeout, Duration(std::chrono::milliseconds(1)))),
+        user_agent_(config.user_agent),
+        ca_(std::move(ca)),
+        cert_(std::move(cert)),
+        key_(std::move(key)),
+        token_(config.bearer_token, config.bearer_token_file) {}
+
+  StatusOr<HttpResponse> Send(const HttpRequest& request) override;
+  Status Stream(const HttpRequest& request, const ChunkHandler& on_data, int* http_status) override;
+  void Cancel() override { shutdown_.Cancel(); }
+
+ private:
+  std::unique_ptr<Conn> NewConn(bool keep_alive);
+  std::unique_ptr<Conn> Acquire() MUSTER_EXCLUDES(pool_mu_);
+  void Release(std::unique_ptr<Conn> conn) MUSTER_EXCLUDES(pool_mu_);
+  httplib::Request BuildRequest(const HttpRequest& request);
+  Status Execute(Conn& conn, const HttpRequest& request, httplib::Request& req,
+                 httplib::Response& res);
+
+  const ServerUrl url_;
+  const bool insecure_;
+  const Duration timeout_;
+  const std::string user_agent_;
+  const X509StorePtr ca_;
+  const X509Ptr cert_;
+  const EvpPkeyPtr key_;
+  TokenSource token_;
+  CancelToken shutdown_;
+
+  Mutex pool_mu_;
+  CondVar pool_cv_;
+  std::vector<std::unique_ptr<Conn>> idle_ MUSTER_GUARDED_BY(pool_mu_);
+  int total_ MUSTER_GUARDED_BY(pool_mu_) = 0;
+};
+
+std::unique_ptr<Conn> HttplibTransport::NewConn(bool keep_alive) {
+  auto conn = std::make_unique<Conn>();
+  if (url_.tls) {
+    auto ssl = std::make_unique<httplib::SSLClient>(url_.host, url_.port, cert_.get(), key_.get());
+    if (ca_) {
+      // set_ca_cert_store takes ownership of one reference.
+      X509_STORE_up_ref(ca_.get());
+      ssl->set_ca_cert_store(ca_.get());
+    }
+    ssl->enable_server_certificate_verification(!insecure_);
+    conn->cli = std::move(ssl);
+  } else {
+    conn->cli = std::make_unique<httplib::ClientImpl>(url_.host, url_.port);
+  }
+  httplib::ClientImpl& cli = *conn->cli;
+  cli.set_tcp_nodelay(true);
+  cli.set_keep_alive(keep_alive);
+  cli.set_url_encode(false);  // targets arrive percent-encoded
+  cli.set_connection_timeout(timeout_);
+  cli.set_write_timeout(timeout_);
+  cli.set_read_timeout(timeout_);
+  Conn* raw = conn.get();
+  cli.set_socket_options([raw](socket_t sock) {
+    if (raw->abort.load()) ::shutdown(sock, SHUT_RDWR);
+  });
+  return conn;
+}
+
+std::unique_ptr<Conn> HttplibTransport::Acquire() {
+  {
+    MutexLock lock(&pool_mu_);
+    while (idle_.empty() && total_ >= kMaxPooledConnections) pool_cv_.Wait(&pool_mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Conn> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return conn;
+    }
+    ++total_;
+  }
+  return NewConn(/*keep_alive=*/true);
+}
+
+void HttplibTransport::Release(std::unique_ptr<Conn> conn) {
+  MutexLock lock(&pool_mu_);
+  idle_.push_back(std::move(conn));
+  pool_cv_.Signal();
+}
+
+httplib::Request HttplibTransport::BuildRequest(const HttpRequest& request) {
+  httplib::Request req;
+  req.method = request.method;
+  req.path = url_.path_prefix + request.target;
+  req.set_header("Accept", "application/json");
+  req.set_header("User-Agent", user_agent_);
+  const std::string token = token_.Get();
+  if (!token.empty()) req.set_header("Authorization", "Bearer " + token);
+  for (const auto& [name, value] : request.headers) req.set_header(name.c_str(), value);
+  if (!request.content_type.empty()) {
+    req.set_header("Content-Type", request.content_type);
+    req.body = request.body;
+  }
+  return req;
+}
+
+Status HttplibTransport::Execute(Conn& conn, const HttpRequest& request, httplib::Request& req,
+                                 httplib::Response& res) {
+  conn.abort = false;
+  conn.cli->set_read_timeout(request.read_timeout > Duration::zero() ? request.read_timeout
+                                                                     : timeout_);
+  Conn* raw = &conn;
+  ScopedCancelCallback on_cancel(&shutdown_, request.cancel, [raw] {
+    raw->abort = true;
+    raw->cli->stop();
+  });
+  const std::string what = request.method + " " + request.target;
+  if (conn.abort.load()) return CancelledError(what + ": cancelled");
+  httplib::Error err = httplib::Error::Success;
+  if (conn.cli->send(req, res, err)) return Status::Ok();
+  if (conn.abort.load()) return CancelledError(what + ": cancelled");
+  return TransportError(err, what);
+}
+
+StatusOr<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
+  httplib::Request req = BuildRequest(request);
+  httplib::Response res;
+  std::unique_ptr<Conn> conn = Acquire();
+  Status status = Execute(*conn, request, req, res);
+  Release(std::move(conn));
+  if (!status.ok()) return status;
+  HttpResponse out;
+  out.status = res.status;
+  out.body = std::move(res.body);
+  for (const auto& [name, value] : res.headers) out.headers[Lower(name)] = value;
+  return out;
+}
+
+Status HttplibTransport::Stream(const HttpRequest& request, const ChunkHandler& on_data,
+                                int* http_status) {
+  httplib::Request req = BuildRequest(request);
+  req.response_handler = [http_status](const httplib::Response& res) {
+    *http_status = res.status;
+    return true;
+  };
+  req.content_receiver = [&on_data](const char* data, size_t len, uint64_t, uint64_t) {
+    return on_data(std::string_view(data, len));
+  };
+  httplib::Response res;
+  // A dedicated connection: a watch holds it for minutes.
+  std::unique_ptr<Conn> conn = NewConn(/*keep_alive=*/false);
+  return Execute(*conn, request, req, res);
+}
+
+}  // namespace
+
+std::string HttpResponse::Header(std::string_view name) const {
+  auto it = headers.find(Lower(name));
+  return it == headers.end() ? "" : it->second;
+}
+
+namespace {
+
+// Splits "host:port", "[v6]:port" or "host" into *out; false when malformed.
+bool SplitAuthority(std::string_view authority, ServerUrl* out) {
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) return false;
+    out->host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty() && after.front() == ':') port_text = after.substr(1);
+  } else {
+    const size_t colon = authority.rfind(':');
+    out->host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
+  }
+  if (out->host.empty()) return false;
+  if (port_text.empty()) return true;
+  int port = 0;
+  const char* end = port_text.data() + port_text.size();
+  auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
+  if (ec != std::errc() || ptr != end || port <= 0 || port > 65535) return false;
+  out->port = port;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
+  const std::string quoted = "server URL \"" + std::string(url) + "\"";
+  ServerUrl out;
+  std::string_view rest = url;
+  if (rest.substr(0, 8) == "https://") {
+    rest.remove_prefix(8);
+  } else if (rest.substr(0, 7) == "http://") {
+    out.tls = false;
+    out.port = 80;
+    rest.remove_prefix(7);
+  } else {
+    return InvalidArgumentError(quoted + ": scheme must be https:// or http://");
+  }
+  const size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    std::string_view prefix = rest.substr(slash);
+    while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+    out.path_prefix = std::string(prefix);
+  }
+  if (!SplitAuthority(rest.substr(0, slash), &out)) {
+    return InvalidArgumentError(quoted + ": bad host or port");
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<HttpTransport>> NewHttpTransport(const ClientConfig& config) {
+  MUSTER_ASSIGN_OR_RETURN(ServerUrl url, ParseServerUrl(config.server));
+  X509StorePtr ca;
+  X509Ptr cert;
+  EvpPkeyPtr key;
+  if (!config.ca_pem.empty()) {
+    StatusOr<X509StorePtr> store = CertStoreFromPem(config.ca_pem);
+    if (!store.ok()) return store.status().Annotate("certificate authority");
+    ca = std::move(store).value();
+  }
+  if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
+    StatusOr<X509Ptr> c = CertificateFromPem(config.client_cert_pem);
+    if (!c.ok()) return c.status().Annotate("client certificate");
+    StatusOr<EvpPkeyPtr> k = PrivateKeyFromPem(config.client_key_pem);
+    if (!k.ok()) return k.status().Annotate("client key");
+    if (X509_check_private_key(c->get(), k->get()) != 1) {
+      ERR_clear_error();
+      return InvalidArgumentError("client certificate and client key do not match");
+    }
+    cert = std::move(c).value();
+    key = std::move(k).value();
+  }
+  IgnoreSigpipeOnce();
+  return std::unique_ptr<HttpTransport>(std::make_unique<HttplibTransport>(
+      config, std::move(url), std::move(ca), std::move(cert), std::move(key)));
+}
+
+}  // namespace muster::kube

@@ -1,0 +1,199 @@
+#include "kube/client/informer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+namespace muster::kube {
+
+InformerCore::InformerCore(Client* client, ResourceRef ref, InformerOptions options,
+                           InformerStore* store)
+    : client_(client),
+      ref_(std::move(ref)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      random_(options_.random ? options_.random : DefaultRandomSource()),
+      store_(store) {}
+
+InformerCore::~InformerCore() { Stop(); }
+
+void InformerCore::Start() {
+  MutexLock lock(&mu_);
+  if (started_ || stopped_) return;
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void InformerCore::Stop() {
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    synced_cv_.SignalAll();
+  }
+  cancel_.Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool InformerCore::HasSynced() const {
+  MutexLock lock(&mu_);
+  return synced_;
+}
+
+bool InformerCore::WaitForSync(Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  while (!synced_ && !stopped_) {
+    if (!synced_cv_.WaitUntil(&mu_, deadline)) break;
+  }
+  return synced_;
+}
+
+InformerStats InformerCore::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+std::string InformerCore::resource_version() const {
+  MutexLock lock(&mu_);
+  return resource_version_;
+}
+
+void InformerCore::SetResourceVersion(const std::string& rv) {
+  MutexLock lock(&mu_);
+  resource_version_ = rv;
+}
+
+void InformerCore::RecordDecodeFailure(const Status& error) {
+  spdlog::warn("informer {}: skipping an object that does not decode: {}", ref_.DebugString(),
+               error.ToString());
+  MutexLock lock(&mu_);
+  ++stats_.decode_failures;
+}
+
+Status InformerCore::ListAndReplace() {
+  ListOptions list;
+  list.label_selector = options_.label_selector;
+  list.field_selector = options_.field_selector;
+  list.limit = options_.page_size;
+  StatusOr<std::vector<std::string>> pages = client_->ListAll(ref_, list, &cancel_);
+  if (!pages.ok()) return pages.status();
+  StatusOr<std::string> rv = store_->Replace(*pages);
+  if (!rv.ok()) return rv.status();
+  MutexLock lock(&mu_);
+  resource_version_ = std::move(rv).value();
+  ++stats_.lists;
+  if (!synced_) {
+    synced_ = true;
+    synced_cv_.SignalAll();
+  }
+  return Status::Ok();
+}
+
+Status InformerCore::WatchOnce(int64_t* events) {
+  WatchOptions watch;
+  watch.resource_version = resource_version();
+  watch.allow_watch_bookmarks = true;
+  if (options_.watch_timeout_seconds > 0) {
+    watch.timeout_seconds = options_.watch_timeout_seconds +
+                            static_cast<int>(random_() * options_.watch_timeout_seconds);
+  }
+  watch.label_selector = options_.label_selector;
+  watch.field_selector = options_.field_selector;
+  {
+    MutexLock lock(&mu_);
+    ++stats_.watches;
+  }
+  return Watch(
+      *client_, ref_, watch,
+      [&](const WatchEvent& event) {
+        if (event.type != WatchEventType::kBookmark) store_->Apply(event);
+        // Advance even for objects that did not decode: the stream moved on.
+        if (!event.resource_version.empty()) SetResourceVersion(event.resource_version);
+        ++*events;
+        MutexLock lock(&mu_);
+        ++stats_.events;
+        return !stopped_;
+      },
+      &cancel_);
+}
+
+void InformerCore::Run() {
+  const std::string name = ref_.DebugString();
+  Backoff backoff(options_.backoff, clock_, random_);
+  bool need_list = true;
+  while (!cancel_.cancelled()) {
+    if (need_list) {
+      Status listed = ListAndReplace();
+      if (cancel_.cancelled()) break;
+      if (!listed.ok()) {
+        spdlog::warn("informer {}: list failed: {}", name, listed.ToString());
+        {
+          MutexLock lock(&mu_);
+          ++stats_.list_errors;
+        }
+        if (cancel_.WaitFor(backoff.Next())) break;
+        continue;
+      }
+      need_list = false;
+    }
+    int64_t events = 0;
+    Status watched = WatchOnce(&events);
+    if (cancel_.cancelled()) break;
+    if (watched.code() == StatusCode::kGone) {
+      spdlog::info("informer {}: resourceVersion too old, relisting", name);
+      need_list = true;
+      MutexLock lock(&mu_);
+      ++stats_.gone;
+    } else if (!watched.ok()) {
+      spdlog::warn("informer {}: watch ended: {}", name, watched.ToString());
+      MutexLock lock(&mu_);
+      ++stats_.watch_errors;
+    }
+    // A stream that delivered events was healthy: resume at once. An empty
+    // one may be a server that keeps failing: slow down.
+    if (events > 0) {
+      backoff.Reset();
+    } else if (cancel_.WaitFor(backoff.Next())) {
+      break;
+    }
+  }
+}
+
+namespace informer_internal {
+
+Status SplitList(std::string_view page, std::string* resource_version,
+                 std::vector<RawItem>* items) {
+  rapidjson::Document doc;
+  MUSTER_RETURN_IF_ERROR(ParseDocument(page, &doc).Annotate("list"));
+  DecodeContext ctx;
+  if (!ExpectObject(ctx, doc)) return ctx.status().Annotate("list");
+  ReadObject(ctx, doc, "metadata", resource_version,
+             [](DecodeContext& c, const JsonValue& m, std::string* rv) {
+               ReadString(c, m, "resourceVersion", rv);
+             });
+  const JsonValue* list = Member(ctx, doc, "items");
+  if (list != nullptr) {
+    auto scope = ctx.Key("items");
+    ExpectArray(ctx, *list);
+  }
+  if (ctx.failed()) return ctx.status().Annotate("list");
+  if (list == nullptr) return Status::Ok();
+  for (const JsonValue& item : list->GetArray()) {
+    RawItem raw;
+    raw.json = ToCompactJson(item);
+    DecodeContext item_ctx;
+    std::string ns, name;
+    ReadObject(item_ctx, item, "metadata", &raw,
+               [&](DecodeContext& c, const JsonValue& m, RawItem*) {
+                 ReadString(c, m, "namespace", &ns);
+                 ReadString(c, m, "name", &name);
+               });
+    raw.key = ns.empty() ? name : ns + "/" + name;
+    items->push_back(std::move(raw));
+  }
+  return Status::Ok();
+}
+
+}  // namespace informer_internal
+}  // namespace muster::kube

@@ -1,0 +1,351 @@
+// Informer: a local, always-updating cache of one Kubernetes collection.
+//
+// The informer lists the collection (all pages, page_size at a time, as a
+// consistent read: no resourceVersion), then watches it from the
+// list's resourceVersion, applying each event to a cache keyed by
+// "namespace/name" (or "name" for cluster-scoped objects) and telling
+// registered handlers. It keeps itself correct without help:
+//   - bookmarks advance the resourceVersion it resumes from;
+//   - a dropped or ended watch is resumed from the last resourceVersion;
+//   - 410 Gone (HTTP, or an ERROR event in the stream) means the version is
+//     too old: it lists again and reconciles the cache with the list
+//     ("replace": OnDelete for objects that vanished, OnUpdate for objects
+//     whose resourceVersion changed, OnAdd for new ones);
+//   - failures (API server restarting, connection refused, 5xx) are retried
+//     forever with capped, jittered exponential backoff;
+//   - an object that fails to decode is logged and counted (stats()), never
+//     fatal: in a list it keeps its cached predecessor, in a DELETED event
+//     it is still removed by its metadata key.
+//
+// The core (InformerCore, non-template) runs the list/watch loop on its own
+// thread; Informer<T> adds the typed cache on top.
+//
+// Thread-safety: Informer<T> is thread-safe: Get/List/HasSynced/stats may be
+// called from any thread at any time. Handlers run on the informer's thread,
+// one at a time, in event order, after the cache was updated; they must not
+// call Stop() (it joins that thread) and should be quick.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "kube/client/backoff.h"
+#include "kube/client/cancel.h"
+#include "kube/client/client.h"
+#include "kube/client/mutex.h"
+#include "kube/client/resource_ref.h"
+#include "kube/client/watch.h"
+#include "kube/codec/core_codec.h"
+#include "model/clock.h"
+#include "model/status.h"
+
+namespace muster::kube {
+
+struct InformerOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t page_size = 500;
+  // Each watch asks the server to end it after a random time in [t, 2t), as
+  // client-go does, so many informers do not reconnect in lockstep.
+  int watch_timeout_seconds = 300;
+  BackoffOptions backoff{std::chrono::milliseconds(100), std::chrono::seconds(30), 2.0, 0.2,
+                         std::chrono::minutes(2)};
+  const Clock* clock = nullptr;  // backoff bookkeeping; null: RealClock()
+  RandomSource random;           // null: DefaultRandomSource()
+};
+
+struct InformerStats {
+  int64_t lists = 0;  // successful (re)lists
+  int64_t list_errors = 0;
+  int64_t watches = 0;          // watch requests started
+  int64_t watch_errors = 0;     // watches that ended with an error other than Gone
+  int64_t gone = 0;             // 410 Gone answers that forced a relist
+  int64_t events = 0;           // watch events applied (bookmarks included)
+  int64_t decode_failures = 0;  // objects that could not be decoded
+};
+
+// What a typed informer gives the core. Called on the informer thread only.
+class InformerStore {
+ public:
+  virtual ~InformerStore() = default;
+  // Replaces the cache with the content of the list pages; returns the
+  // list's resourceVersion. An error (a malformed page) keeps the old cache.
+  virtual StatusOr<std::string> Replace(const std::vector<std::string>& pages) = 0;
+  // Applies an ADDED, MODIFIED or DELETED event.
+  virtual void Apply(const WatchEvent& event) = 0;
+};
+
+class InformerCore {
+ public:
+  // `client` and `store` must outlive this.
+  InformerCore(Client* client, ResourceRef ref, InformerOptions options, InformerStore* store);
+  ~InformerCore();  // Stop()s
+  InformerCore(const InformerCore&) = delete;
+  InformerCore& operator=(const InformerCore&) = delete;
+
+  // REQUIRES: called at most once.
+  void Start() MUSTER_EXCLUDES(mu_);
+  // Cancels the list/watch in flight and joins the thread; returns promptly
+  // even while a watch is blocked. Idempotent. The informer cannot restart.
+  void Stop() MUSTER_EXCLUDES(mu_);
+
+  bool HasSynced() const MUSTER_EXCLUDES(mu_);
+  // Waits until the first list landed; false on timeout or Stop().
+  bool WaitForSync(Duration timeout) MUSTER_EXCLUDES(mu_);
+  InformerStats stats() const MUSTER_EXCLUDES(mu_);
+  std::string resource_version() const MUSTER_EXCLUDES(mu_);
+  const ResourceRef& ref() const { return ref_; }
+
+  // For the store: logs and counts an object that failed to decode.
+  void RecordDecodeFailure(const Status& error) MUSTER_EXCLUDES(mu_);
+
+ private:
+  void Run();
+  Status ListAndReplace();
+  Status WatchOnce(int64_t* events);
+  void SetResourceVersion(const std::string& rv) MUSTER_EXCLUDES(mu_);
+
+  Client* const client_;
+  const ResourceRef ref_;
+  const InformerOptions options_;
+  const Clock& clock_;
+  const RandomSource random_;
+  InformerStore* const store_;
+  CancelToken cancel_;
+  std::thread thread_;  // started by Start(), joined by Stop()
+
+  mutable Mutex mu_;
+  CondVar synced_cv_;
+  bool started_ MUSTER_GUARDED_BY(mu_) = false;
+  bool synced_ MUSTER_GUARDED_BY(mu_) = false;
+  bool stopped_ MUSTER_GUARDED_BY(mu_) = false;
+  std::string resource_version_ MUSTER_GUARDED_BY(mu_);
+  InformerStats stats_ MUSTER_GUARDED_BY(mu_);
+};
+
+namespace informer_internal {
+
+struct RawItem {
+  std::string json;  // compact
+  std::string key;   // "namespace/name" from metadata ("" when missing)
+};
+// Splits a list answer into its items without decoding them (the fallback
+// when the typed list decoder rejects a page). InvalidArgument when the page
+// itself is malformed.
+Status SplitList(std::string_view page, std::string* resource_version, std::vector<RawItem>* items);
+
+inline std::string EventKey(const WatchEvent& e) {
+  return e.namespace_.empty() ? e.name : e.namespace_ + "/" + e.name;
+}
+
+}  // namespace informer_internal
+
+template <typename T>
+struct InformerHandlers {
+  std::function<void(const T& obj)> on_add;
+  std::function<void(const T& old_obj, const T& new_obj)> on_update;
+  std::function<void(const T& obj)> on_delete;  // the last state known
+};
+
+// T is a model type with `ObjectMeta meta` (Pod, Node, PodGroup, ...).
+template <typename T>
+class Informer final : private InformerStore {
+ public:
+  using ObjectPtr = std::shared_ptr<const T>;
+  using ItemDecoder = StatusOr<T> (*)(std::string_view);
+  using ListDecoder = StatusOr<ObjectList<T>> (*)(std::string_view);
+
+  // `client` must outlive this.
+  Informer(Client* client, ResourceRef ref, ItemDecoder decode_item, ListDecoder decode_list,
+           InformerOptions options = {})
+      : decode_item_(decode_item),
+        decode_list_(decode_list),
+        core_(client, std::move(ref), std::move(options), this) {}
+  ~Informer() override { core_.Stop(); }
+
+  // REQUIRES: before Start().
+  void AddHandlers(InformerHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
+
+  void Start() { core_.Start(); }
+  void Stop() { core_.Stop(); }
+  bool HasSynced() const { return core_.HasSynced(); }
+  bool WaitForSync(Duration timeout) { return core_.WaitForSync(timeout); }
+  InformerStats stats() const { return core_.stats(); }
+  std::string resource_version() const { return core_.resource_version(); }
+
+  // The cached object with key "namespace/name" (or "name"); null if absent.
+  ObjectPtr Get(const std::string& key) const MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    auto it = cache_.find(key);
+    return it == cache_.end() ? nullptr : it->second;
+  }
+  // A snapshot of every cached object, ordered by key.
+  std::vector<ObjectPtr> List() const MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    std::vector<ObjectPtr> out;
+    out.reserve(cache_.size());
+    for (const auto& [key, obj] : cache_) out.push_back(obj);
+    return out;
+  }
+  size_t size() const MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return cache_.size();
+  }
+
+ private:
+  using Cache = std::map<std::string, ObjectPtr>;
+  struct Delta {
+    enum Kind { kAdd, kUpdate, kDelete } kind;
+    ObjectPtr old_obj;
+    ObjectPtr new_obj;
+  };
+
+  StatusOr<std::string> Replace(const std::vector<std::string>& pages) override;
+  void Apply(const WatchEvent& event) override;
+  Status DecodePage(std::string_view page, Cache* fresh, std::set<std::string>* kept,
+                    std::string* rv);
+  Status DecodePageItemByItem(std::string_view page, Cache* fresh, std::set<std::string>* kept,
+                              std::string* rv);
+  static std::vector<Delta> Diff(const Cache& before, const Cache& after);
+  void Dispatch(const Delta& delta) const;
+
+  const ItemDecoder decode_item_;
+  const ListDecoder decode_list_;
+  std::vector<InformerHandlers<T>> handlers_;  // written before Start() only
+  mutable Mutex mu_;
+  Cache cache_ MUSTER_GUARDED_BY(mu_);
+  InformerCore core_;  // last: its thread uses the members above
+};
+
+// ---- implementation ----
+
+template <typename T>
+StatusOr<std::string> Informer<T>::Replace(const std::vector<std::string>& pages) {
+  Cache fresh;
+  std::set<std::string> kept;  // listed but undecodable: keep what we had
+  std::string rv;
+  for (const std::string& page : pages) {
+    MUSTER_RETURN_IF_ERROR(DecodePage(page, &fresh, &kept, &rv));
+  }
+  std::vector<Delta> deltas;
+  {
+    MutexLock lock(&mu_);
+    for (const std::string& key : kept) {
+      auto it = cache_.find(key);
+      if (it != cache_.end()) fresh.emplace(key, it->second);
+    }
+    deltas = Diff(cache_, fresh);
+    cache_.swap(fresh);
+  }
+  for (const Delta& d : deltas) Dispatch(d);
+  return rv;
+}
+
+template <typename T>
+Status Informer<T>::DecodePage(std::string_view page, Cache* fresh, std::set<std::string>* kept,
+                               std::string* rv) {
+  StatusOr<ObjectList<T>> list = decode_list_(page);
+  if (!list.ok()) return DecodePageItemByItem(page, fresh, kept, rv);
+  if (rv->empty()) *rv = list->resource_version;
+  for (T& item : list->items) {
+    std::string key = item.meta.Key();
+    (*fresh)[std::move(key)] = std::make_shared<const T>(std::move(item));
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status Informer<T>::DecodePageItemByItem(std::string_view page, Cache* fresh,
+                                         std::set<std::string>* kept, std::string* rv) {
+  std::string page_rv;
+  std::vector<informer_internal::RawItem> items;
+  MUSTER_RETURN_IF_ERROR(informer_internal::SplitList(page, &page_rv, &items));
+  if (rv->empty()) *rv = page_rv;
+  for (informer_internal::RawItem& raw : items) {
+    StatusOr<T> item = decode_item_(raw.json);
+    if (!item.ok()) {
+      core_.RecordDecodeFailure(item.status().Annotate("list item " + raw.key));
+      if (!raw.key.empty()) kept->insert(raw.key);
+      continue;
+    }
+    std::string key = item->meta.Key();
+    (*fresh)[std::move(key)] = std::make_shared<const T>(std::move(item).value());
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+void Informer<T>::Apply(const WatchEvent& event) {
+  const bool deleted = event.type == WatchEventType::kDeleted;
+  StatusOr<T> decoded = decode_item_(event.object_json);
+  std::string key = informer_internal::EventKey(event);
+  ObjectPtr obj;
+  if (decoded.ok()) {
+    key = decoded->meta.Key();
+    obj = std::make_shared<const T>(std::move(decoded).value());
+  } else {
+    core_.RecordDecodeFailure(
+        decoded.status().Annotate(std::string(WatchEventTypeName(event.type)) + " " + key));
+    if (!deleted || key.empty()) return;  // keep the last good state
+  }
+  ObjectPtr old;
+  {
+    MutexLock lock(&mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) old = it->second;
+    if (deleted) {
+      if (it != cache_.end()) cache_.erase(it);
+    } else {
+      cache_[key] = obj;
+    }
+  }
+  if (deleted) {
+    if (old) Dispatch({Delta::kDelete, old, obj ? obj : old});
+  } else {
+    Dispatch({old ? Delta::kUpdate : Delta::kAdd, old, obj});
+  }
+}
+
+template <typename T>
+std::vector<typename Informer<T>::Delta> Informer<T>::Diff(const Cache& before,
+                                                           const Cache& after) {
+  std::vector<Delta> deltas;
+  for (const auto& [key, obj] : after) {
+    auto it = before.find(key);
+    if (it == before.end()) {
+      deltas.push_back({Delta::kAdd, nullptr, obj});
+    } else if (it->second->meta.resource_version != obj->meta.resource_version) {
+      deltas.push_back({Delta::kUpdate, it->second, obj});
+    }
+  }
+  for (const auto& [key, obj] : before) {
+    if (after.find(key) == after.end()) deltas.push_back({Delta::kDelete, obj, obj});
+  }
+  return deltas;
+}
+
+template <typename T>
+void Informer<T>::Dispatch(const Delta& delta) const {
+  for (const InformerHandlers<T>& h : handlers_) {
+    switch (delta.kind) {
+      case Delta::kAdd:
+        if (h.on_add) h.on_add(*delta.new_obj);
+        break;
+      case Delta::kUpdate:
+        if (h.on_update) h.on_update(*delta.old_obj, *delta.new_obj);
+        break;
+      case Delta::kDelete:
+        if (h.on_delete) h.on_delete(*delta.new_obj);
+        break;
+    }
+  }
+}
+
+}  // namespace muster::kube

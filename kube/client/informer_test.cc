@@ -1,0 +1,374 @@
+#include "kube/client/informer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kube/client/testing/loopback_server.h"
+#include "kube/codec/core_codec.h"
+
+namespace muster::kube {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using testing::LoopbackServer;
+using testing::WaitFor;
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string NodeJson(const std::string& name, const std::string& rv) {
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+         R"(","resourceVersion":")" + rv + R"("}})";
+}
+
+std::string Event(const std::string& type, const std::string& object) {
+  return R"({"type":")" + type + R"(","object":)" + object + "}\n";
+}
+
+std::string Bookmark(const std::string& rv) {
+  return Event("BOOKMARK", R"({"kind":"Node","metadata":{"resourceVersion":")" + rv + R"("}})");
+}
+
+const char kExpired[] = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                        R"("message":"too old resource version","reason":"Expired","code":410})";
+
+// One list answer, possibly in pages: items per page and the list's version.
+struct ListSnapshot {
+  std::string resource_version;
+  std::vector<std::vector<std::string>> pages;
+};
+
+// How one watch request is answered.
+struct WatchScript {
+  enum End { kDrop, kEnd, kHold };
+  int http = 200;
+  std::string events;  // streamed before the end
+  End end = kHold;
+};
+
+// A fake API server for /api/v1/nodes: list answers come from a queue of
+// snapshots (the last one repeats), watch answers from a queue of scripts
+// (an empty queue holds the stream open until the server stops). Requests
+// are recorded; scripts can be changed between server restarts.
+class FakeNodesApi {
+ public:
+  FakeNodesApi() : server_([this](httplib::Server& s) { Install(s); }) {}
+
+  void AddList(ListSnapshot snapshot) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lists_.push_back(std::move(snapshot));
+  }
+  void AddWatch(WatchScript script) {
+    std::lock_guard<std::mutex> lock(mu_);
+    watches_.push_back(std::move(script));
+  }
+  void BlockLists() {
+    std::lock_guard<std::mutex> lock(mu_);
+    block_lists_ = true;
+  }
+  std::vector<std::string> watch_versions() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return watch_versions_;
+  }
+  std::vector<std::string> list_queries() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_queries_;
+  }
+  int held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_;
+  }
+  LoopbackServer& server() { return server_; }
+
+ private:
+  void Install(httplib::Server& s) {
+    s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.has_param("watch")) {
+        ServeWatch(req, res);
+      } else {
+        ServeList(req, res);
+      }
+    });
+  }
+
+  void ServeList(const httplib::Request& req, httplib::Response& res) {
+    std::unique_lock<std::mutex> lock(mu_);
+    list_queries_.push_back("limit=" + req.get_param_value("limit") +
+                            " continue=" + req.get_param_value("continue"));
+    if (block_lists_) {
+      lock.unlock();
+      server_.WaitUntilStopping(seconds(30));
+      res.status = 503;
+      return;
+    }
+    const std::string token = req.get_param_value("continue");
+    size_t page = 0;
+    if (token.empty()) {
+      if (lists_.size() > 1 && served_first_page_) lists_.pop_front();
+      served_first_page_ = true;
+    } else {
+      page = std::stoul(token);
+    }
+    const ListSnapshot& snap = lists_.front();
+    std::string items;
+    for (const std::string& item : snap.pages[page]) items += (items.empty() ? "" : ",") + item;
+    const std::string next = page + 1 < snap.pages.size() ? std::to_string(page + 1) : "";
+    res.set_content(R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":")" +
+                        snap.resource_version + R"(","continue":")" + next + R"("},"items":[)" +
+                        items + "]}",
+                    "application/json");
+  }
+
+  void ServeWatch(const httplib::Request& req, httplib::Response& res) {
+    WatchScript script;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      watch_versions_.push_back(req.get_param_value("resourceVersion"));
+      if (!watches_.empty()) {
+        script = watches_.front();
+        watches_.pop_front();
+      }
+    }
+    res.status = script.http;
+    if (script.http != 200) {
+      res.set_content(script.events, "application/json");
+      return;
+    }
+    res.set_chunked_content_provider(
+        "application/json",
+        [this, script](size_t, httplib::DataSink& sink) { return Stream(script, sink); });
+  }
+
+  bool Stream(const WatchScript& script, httplib::DataSink& sink) {
+    sink.write(script.events.data(), script.events.size());
+    switch (script.end) {
+      case WatchScript::kDrop:
+        return false;  // closes the connection without ending the body
+      case WatchScript::kEnd:
+        sink.done();
+        return true;
+      case WatchScript::kHold:
+        break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++held_;
+    }
+    server_.WaitUntilStopping(seconds(30));
+    std::lock_guard<std::mutex> lock(mu_);
+    --held_;
+    return false;
+  }
+
+  std::mutex mu_;
+  std::deque<ListSnapshot> lists_;
+  bool served_first_page_ = false;
+  bool block_lists_ = false;
+  std::deque<WatchScript> watches_;
+  std::vector<std::string> watch_versions_;
+  std::vector<std::string> list_queries_;
+  int held_ = 0;
+  LoopbackServer server_;  // last: its threads use the members above
+};
+
+// Records handler calls as "add a@1", "update a@1->a@2", "delete b@3".
+class EventLog {
+ public:
+  InformerHandlers<Node> Handlers() {
+    return {
+        [this](const Node& n) { Add("add " + Describe(n)); },
+        [this](const Node& o, const Node& n) { Add("update " + Describe(o) + "->" + Describe(n)); },
+        [this](const Node& n) { Add("delete " + Describe(n)); },
+    };
+  }
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_.size();
+  }
+
+ private:
+  static std::string Describe(const Node& n) { return n.meta.name + "@" + n.meta.resource_version; }
+  void Add(std::string e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+std::vector<std::string> CacheContents(const Informer<Node>& informer) {
+  std::vector<std::string> out;
+  for (const auto& node : informer.List()) {
+    out.push_back(node->meta.name + "@" + node->meta.resource_version);
+  }
+  return out;
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(api_.server().Start()); }
+
+  std::unique_ptr<Informer<Node>> MakeInformer() {
+    ClientConfig config;
+    config.server = api_.server().url();
+    config.timeout = seconds(5);
+    auto client = Client::New(config);
+    EXPECT_TRUE(client.ok()) << client.status();
+    client_ = std::move(client).value();
+    InformerOptions options;
+    options.page_size = 2;
+    options.backoff = {milliseconds(1), milliseconds(20), 2.0, 0.0, Duration(0)};
+    auto informer = std::make_unique<Informer<Node>>(client_.get(), ResourceRef::Core("nodes"),
+                                                     &DecodeNode, &DecodeNodeList, options);
+    informer->AddHandlers(log_.Handlers());
+    return informer;
+  }
+
+  // Stops the informer and checks it did so promptly.
+  void StopPromptly(Informer<Node>& informer) {
+    const auto start = std::chrono::steady_clock::now();
+    informer.Stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
+  }
+
+  FakeNodesApi api_;
+  EventLog log_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(InformerTest, ListsWatchesResumesAndRelistsOnGone) {
+  api_.AddList({"10", {{NodeJson("a", "1"), NodeJson("b", "2")}, {NodeJson("c", "3")}}});
+  api_.AddList({"30", {{NodeJson("a", "20"), NodeJson("c", "3")}, {NodeJson("e", "21")}}});
+  api_.AddList(
+      {"50",
+       {{NodeJson("a", "20"), NodeJson("c", "3")}, {NodeJson("e", "21"), NodeJson("f", "40")}}});
+  // Watch 1: events and a bookmark, then the connection drops mid-stream.
+  api_.AddWatch({200,
+                 Event("ADDED", NodeJson("d", "11")) + Event("MODIFIED", NodeJson("a", "12")) +
+                     Event("DELETED", NodeJson("b", "13")) + Bookmark("15") +
+                     R"({"type":"MODIFIED","obj)",
+                 WatchScript::kDrop});
+  // Watch 2 (from the bookmark): the version is too old, as an HTTP 410.
+  api_.AddWatch({410, kExpired, WatchScript::kEnd});
+  // Watch 3 (after the relist): too old again, as an ERROR event in the stream.
+  api_.AddWatch({200, Event("ERROR", kExpired), WatchScript::kEnd});
+  // Watch 4: stays open.
+
+  auto informer = MakeInformer();
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(seconds(10)));
+  const std::vector<std::string> want_events = {// first list (two pages)
+                                                "add a@1", "add b@2", "add c@3",
+                                                // watch 1
+                                                "add d@11", "update a@1->a@12", "delete b@13",
+                                                // relist after HTTP 410: replace semantics
+                                                "update a@12->a@20", "add e@21", "delete d@11",
+                                                // relist after the in-stream ERROR 410
+                                                "add f@40"};
+  ASSERT_TRUE(WaitFor([&] { return log_.size() >= want_events.size() && api_.held() == 1; }))
+      << ::testing::PrintToString(log_.events());
+  EXPECT_THAT(log_.events(), ElementsAreArray(want_events));
+  EXPECT_THAT(api_.watch_versions(), ElementsAre("10", "15", "30", "50"));
+  EXPECT_THAT(api_.list_queries(), ElementsAre("limit=2 continue=", "limit=2 continue=1",
+                                               "limit=2 continue=", "limit=2 continue=1",
+                                               "limit=2 continue=", "limit=2 continue=1"));
+  EXPECT_THAT(CacheContents(*informer), ElementsAre("a@20", "c@3", "e@21", "f@40"));
+  ASSERT_NE(informer->Get("a"), nullptr);
+  EXPECT_EQ(informer->Get("a")->meta.resource_version, "20");
+  EXPECT_EQ(informer->Get("b"), nullptr);
+  EXPECT_EQ(informer->resource_version(), "50");
+  InformerStats stats = informer->stats();
+  EXPECT_EQ(stats.lists, 3);
+  EXPECT_EQ(stats.gone, 2);
+  EXPECT_EQ(stats.watch_errors, 1);  // the dropped stream
+  EXPECT_EQ(stats.decode_failures, 0);
+  // The fourth watch is blocked in read(): Stop must still return at once.
+  StopPromptly(*informer);
+}
+
+TEST_F(InformerTest, SurvivesAnApiServerRestart) {
+  api_.AddList({"10", {{NodeJson("a", "1")}}});
+  auto informer = MakeInformer();
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return api_.held() == 1; }));
+
+  const int port = api_.server().port();
+  api_.server().Stop();
+  // Connection refused, again and again: the informer keeps retrying.
+  const int64_t errors_before = informer->stats().watch_errors;
+  ASSERT_TRUE(WaitFor([&] { return informer->stats().watch_errors >= errors_before + 3; }));
+  EXPECT_TRUE(informer->HasSynced());
+  EXPECT_THAT(CacheContents(*informer), ElementsAre("a@1"));
+
+  // The restarted server lost the old watch window: 410, then a new list.
+  api_.AddWatch({410, kExpired, WatchScript::kEnd});
+  api_.AddList({"60", {{NodeJson("a", "1"), NodeJson("b", "5")}}});
+  ASSERT_TRUE(api_.server().Start(port));
+  ASSERT_TRUE(WaitFor([&] { return informer->Get("b") != nullptr && api_.held() == 1; }));
+  EXPECT_THAT(log_.events(), ElementsAre("add a@1", "add b@5"));
+  EXPECT_THAT(CacheContents(*informer), ElementsAre("a@1", "b@5"));
+  EXPECT_THAT(api_.watch_versions(), Contains("10"));
+  EXPECT_EQ(api_.watch_versions().back(), "60");
+  StopPromptly(*informer);
+}
+
+TEST_F(InformerTest, CountsObjectsThatDoNotDecode) {
+  const std::string bad_c = R"({"kind":"Node","metadata":{"name":"c","resourceVersion":"3",)"
+                            R"("labels":5}})";
+  api_.AddList({"10", {{NodeJson("a", "1"), NodeJson("b", "2")}, {bad_c}}});
+  api_.AddWatch({200,
+                 Event("MODIFIED", R"({"metadata":{"name":"a","resourceVersion":"11",)"
+                                   R"("labels":"x"}})") +
+                     Event("DELETED", R"({"metadata":{"name":"b","resourceVersion":"12",)"
+                                      R"("labels":[]}})") +
+                     Event("ADDED", NodeJson("d", "13")),
+                 WatchScript::kHold});
+  auto informer = MakeInformer();
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return informer->Get("d") != nullptr; }));
+  // a keeps its last good state, b is removed by its metadata key, c never
+  // entered the cache; nothing crashed and the stream went on.
+  EXPECT_THAT(CacheContents(*informer), ElementsAre("a@1", "d@13"));
+  EXPECT_THAT(log_.events(), ElementsAre("add a@1", "add b@2", "delete b@2", "add d@13"));
+  EXPECT_EQ(informer->stats().decode_failures, 3);
+  EXPECT_EQ(informer->resource_version(), "13");
+  StopPromptly(*informer);
+}
+
+TEST_F(InformerTest, StopsPromptlyWhileAListIsStuck) {
+  api_.BlockLists();
+  auto informer = MakeInformer();
+  informer->Start();
+  ASSERT_TRUE(WaitFor([&] { return !api_.list_queries().empty(); }));
+  EXPECT_FALSE(informer->WaitForSync(milliseconds(20)));
+  StopPromptly(*informer);
+  EXPECT_FALSE(informer->HasSynced());
+}
+
+TEST_F(InformerTest, WaitForSyncReturnsOnStop) {
+  api_.BlockLists();
+  auto informer = MakeInformer();
+  informer->Start();
+  std::thread stopper([&] {
+    WaitFor([&] { return !api_.list_queries().empty(); });
+    informer->Stop();
+  });
+  EXPECT_FALSE(informer->WaitForSync(seconds(30)));
+  stopper.join();
+}
+
+}  // namespace
+}  // namespace muster::kube

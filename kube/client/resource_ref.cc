@@ -1,0 +1,101 @@
+#include "kube/client/resource_ref.h"
+
+#include <utility>
+
+namespace muster::kube {
+
+ResourceRef ResourceRef::Core(std::string resource, std::string ns, std::string name) {
+  ResourceRef ref;
+  ref.version = "v1";
+  ref.resource = std::move(resource);
+  ref.namespace_ = std::move(ns);
+  ref.name = std::move(name);
+  return ref;
+}
+
+ResourceRef ResourceRef::WithNamespace(std::string ns) const {
+  ResourceRef ref = *this;
+  ref.namespace_ = std::move(ns);
+  return ref;
+}
+
+ResourceRef ResourceRef::WithName(std::string name) const {
+  ResourceRef ref = *this;
+  ref.name = std::move(name);
+  return ref;
+}
+
+ResourceRef ResourceRef::WithSubresource(std::string subresource) const {
+  ResourceRef ref = *this;
+  ref.subresource = std::move(subresource);
+  return ref;
+}
+
+ResourceRef ResourceRef::Collection() const {
+  ResourceRef ref = *this;
+  ref.name.clear();
+  ref.subresource.clear();
+  return ref;
+}
+
+Status ResourceRef::Validate() const {
+  if (version.empty() || resource.empty()) {
+    return InvalidArgumentError("resource ref \"" + DebugString() +
+                                "\": version and resource "
+                                "are required");
+  }
+  if (!subresource.empty() && name.empty()) {
+    return InvalidArgumentError("resource ref \"" + DebugString() + "\": subresource " +
+                                subresource + " needs a name");
+  }
+  return Status::Ok();
+}
+
+std::string ResourceRef::Path() const {
+  std::string path = group.empty() ? "/api/" + PercentEncode(version)
+                                   : "/apis/" + PercentEncode(group) + "/" + PercentEncode(version);
+  if (!namespace_.empty()) path += "/namespaces/" + PercentEncode(namespace_);
+  path += "/" + PercentEncode(resource);
+  if (!name.empty()) path += "/" + PercentEncode(name);
+  if (!subresource.empty()) path += "/" + PercentEncode(subresource);
+  return path;
+}
+
+std::string ResourceRef::DebugString() const {
+  std::string text = resource;
+  if (!group.empty()) text += "." + group;
+  if (!namespace_.empty() || !name.empty()) text += " ";
+  if (!namespace_.empty()) text += namespace_ + "/";
+  text += name;
+  if (!subresource.empty()) text += "/" + subresource;
+  return text;
+}
+
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
+  }
+  return out;
+}
+
+QueryBuilder& QueryBuilder::Add(std::string_view key, std::string_view value) {
+  query_ += query_.empty() ? '?' : '&';
+  query_ += PercentEncode(key);
+  query_ += '=';
+  query_ += PercentEncode(value);
+  return *this;
+}
+
+}  // namespace muster::kube
