@@ -1,7 +1,7 @@
 # muster_module(<name> DIR <dir> [DEPS <targets...>] [PRIVATE_DEPS <targets...>])
 #
 # Declares the library target muster_<name> from <dir>/*.cc (tests, fuzzers
-# and benchmarks excluded) and, when tests are on, one test binary
+# benchmarks and e2e programs excluded) and, when tests are on, one test binary
 # muster_<name>_test from <dir>/*_test.cc registered in CTest with label
 # "unit". A module without sources yet is an INTERFACE target that already
 # carries its allowed dependencies; it becomes static when its first .cc lands.
@@ -16,7 +16,7 @@ function(muster_module name)
   foreach(f ${all_cc})
     if(f MATCHES "_test\\.cc$")
       list(APPEND tests ${f})
-    elseif(f MATCHES "_(fuzz|bench|main)\\.cc$")
+    elseif(f MATCHES "_(fuzz|bench|main|e2e)\\.cc$")
     else()
       list(APPEND srcs ${f})
     endif()

@@ -64,6 +64,11 @@ void InformerCore::SetResourceVersion(const std::string& rv) {
   resource_version_ = rv;
 }
 
+void InformerCore::ResumeWatchFromForTesting(std::string rv) {
+  MutexLock lock(&mu_);
+  forced_resource_version_ = std::move(rv);
+}
+
 void InformerCore::RecordDecodeFailure(const Status& error) {
   spdlog::warn("informer {}: skipping an object that does not decode: {}", ref_.DebugString(),
                error.ToString());
@@ -92,7 +97,11 @@ Status InformerCore::ListAndReplace() {
 
 Status InformerCore::WatchOnce(int64_t* events) {
   WatchOptions watch;
-  watch.resource_version = resource_version();
+  {
+    MutexLock lock(&mu_);
+    watch.resource_version = forced_resource_version_.value_or(resource_version_);
+    forced_resource_version_.reset();
+  }
   watch.allow_watch_bookmarks = true;
   if (options_.watch_timeout_seconds > 0) {
     watch.timeout_seconds = options_.watch_timeout_seconds +
@@ -113,7 +122,7 @@ Status InformerCore::WatchOnce(int64_t* events) {
         ++*events;
         MutexLock lock(&mu_);
         ++stats_.events;
-        return !stopped_;
+        return !stopped_ && !forced_resource_version_;
       },
       &cancel_);
 }

@@ -30,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -103,6 +104,12 @@ class InformerCore {
   std::string resource_version() const MUSTER_EXCLUDES(mu_);
   const ResourceRef& ref() const { return ref_; }
 
+  // Fault injection for tests on a real API server: ends the current watch
+  // at its next event (bookmarks included) or timeout, and starts the next
+  // one from `rv` instead of the last version seen. A long-gone `rv` ("1")
+  // makes the server answer 410 Gone, which exercises the relist path.
+  void ResumeWatchFromForTesting(std::string rv) MUSTER_EXCLUDES(mu_);
+
   // For the store: logs and counts an object that failed to decode.
   void RecordDecodeFailure(const Status& error) MUSTER_EXCLUDES(mu_);
 
@@ -127,6 +134,7 @@ class InformerCore {
   bool synced_ MUSTER_GUARDED_BY(mu_) = false;
   bool stopped_ MUSTER_GUARDED_BY(mu_) = false;
   std::string resource_version_ MUSTER_GUARDED_BY(mu_);
+  std::optional<std::string> forced_resource_version_ MUSTER_GUARDED_BY(mu_);
   InformerStats stats_ MUSTER_GUARDED_BY(mu_);
 };
 
@@ -179,6 +187,9 @@ class Informer final : private InformerStore {
   bool WaitForSync(Duration timeout) { return core_.WaitForSync(timeout); }
   InformerStats stats() const { return core_.stats(); }
   std::string resource_version() const { return core_.resource_version(); }
+  void ResumeWatchFromForTesting(std::string rv) {
+    core_.ResumeWatchFromForTesting(std::move(rv));
+  }
 
   // The cached object with key "namespace/name" (or "name"); null if absent.
   ObjectPtr Get(const std::string& key) const MUSTER_EXCLUDES(mu_) {

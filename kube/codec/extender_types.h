@@ -6,10 +6,20 @@
 //    case-insensitively (Go's encoding/json does, and upstream promises
 //    lower-case documents keep working). Encoding writes PascalCase.
 //  - No omitempty: unset pointer/map/slice fields are written as null, and
-//    null is accepted for every field.
+//    null is accepted for every field. Where the model cannot tell nil from
+//    empty (FailedNodesMap, MetaVictims::pods, Victims::pods) the encoder
+//    writes {} / []: kube-scheduler reads nil and empty alike, builds the
+//    victim slices non-nil itself, and an object is the unambiguous reply.
+//    A null map entry or list element decodes as the zero value (as Go's
+//    nil pointer would), a null FailedNodes reason as "".
 //  - Embedded Kubernetes objects use normal API JSON (core_codec.h).
 //  - In non-cache mode, nodes are echoed back verbatim (NodeWithRaw::raw_json)
 //    so kube-scheduler gets exactly the Node objects it sent.
+//  - Decode errors are InvalidArgument naming the type and the JSON path,
+//    e.g. "decode HostPriorityList: [1].Score: expected an integer, got a
+//    string".
+//
+// Thread-safety: value types; the codec functions are stateless.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +40,9 @@ inline constexpr int64_t kMaxExtenderPriority = 10;
 
 struct NodeWithRaw {
   Node node;
-  std::string raw_json;  // the node exactly as received (compact JSON)
+  // The node exactly as received (compact JSON); "null" for a null item.
+  // The encoder writes it verbatim, or EncodeNodeTo(node) when it is empty.
+  std::string raw_json;
   friend bool operator==(const NodeWithRaw&, const NodeWithRaw&) = default;
 };
 

@@ -1,0 +1,14 @@
+// libFuzzer target: DecodeBinding, round trip through EncodeBinding.
+#include <cstddef>
+#include <cstdint>
+
+#include "kube/codec/core_codec.h"
+#include "kube/codec/fuzz/round_trip.h"
+
+namespace kube = muster::kube;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kube::fuzz::CheckRoundTrip(kube::fuzz::AsText(data, size), kube::DecodeBinding,
+                             kube::EncodeBinding);
+  return 0;
+}

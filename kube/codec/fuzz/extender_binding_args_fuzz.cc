@@ -1,0 +1,14 @@
+// libFuzzer target: DecodeExtenderBindingArgs, round trip through EncodeExtenderBindingArgs.
+#include <cstddef>
+#include <cstdint>
+
+#include "kube/codec/extender_types.h"
+#include "kube/codec/fuzz/round_trip.h"
+
+namespace kube = muster::kube;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kube::fuzz::CheckRoundTrip(kube::fuzz::AsText(data, size), kube::DecodeExtenderBindingArgs,
+                             kube::EncodeExtenderBindingArgs);
+  return 0;
+}

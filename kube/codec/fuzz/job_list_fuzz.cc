@@ -1,0 +1,14 @@
+// libFuzzer target: DecodeJobList; every item round-trips through EncodeJob.
+#include <cstddef>
+#include <cstdint>
+
+#include "kube/codec/fuzz/round_trip.h"
+#include "kube/codec/volcano_codec.h"
+
+namespace kube = muster::kube;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kube::fuzz::CheckListRoundTrip(kube::fuzz::AsText(data, size), kube::DecodeJobList,
+                                 kube::DecodeJob, kube::EncodeJob);
+  return 0;
+}
