@@ -22,14 +22,16 @@ std::string NodeJson(int i) {
   std::string images;
   for (int k = 0; k < 8; ++k) {
     images += std::string(k ? "," : "") + R"({"names":["registry.example.com/ml/trainer@sha256:)" +
-              std::string(64, static_cast<char>('a' + k)) + R"(","registry.example.com/ml/trainer:v1.)" +
-              std::to_string(k) + R"("],"sizeBytes":)" + std::to_string(1'000'000'000 + k) + "}";
+              std::string(64, static_cast<char>('a' + k)) +
+              R"(","registry.example.com/ml/trainer:v1.)" + std::to_string(k) +
+              R"("],"sizeBytes":)" + std::to_string(1'000'000'000 + k) + "}";
   }
   return R"({"metadata":{"name":"gpu-node-)" + n + R"(","uid":"6f1c2a9e-0000-4000-8000-)" +
-         std::string(12 - n.size(), '0') + n +
-         R"(","resourceVersion":")" + std::to_string(100000 + i) +
+         std::string(12 - n.size(), '0') + n + R"(","resourceVersion":")" +
+         std::to_string(100000 + i) +
          R"(","creationTimestamp":"2026-01-15T08:00:00Z","labels":{"beta.kubernetes.io/arch":"amd64","beta.kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","kubernetes.io/hostname":"gpu-node-)" +
-         n + R"(","kubernetes.io/os":"linux","node.kubernetes.io/instance-type":"p4d.24xlarge","topology.kubernetes.io/region":"eu-west-1","topology.kubernetes.io/zone":"eu-west-1a","nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"8","nvidia.com/gpu.memory":"81920","network.muster.io/rack":"rack-)" +
+         n +
+         R"(","kubernetes.io/os":"linux","node.kubernetes.io/instance-type":"p4d.24xlarge","topology.kubernetes.io/region":"eu-west-1","topology.kubernetes.io/zone":"eu-west-1a","nvidia.com/gpu.product":"NVIDIA-A100-SXM4-80GB","nvidia.com/gpu.count":"8","nvidia.com/gpu.memory":"81920","network.muster.io/rack":"rack-)" +
          rack + R"(","network.muster.io/spine":"spine-)" + std::to_string(i / 256) +
          R"("},"annotations":{"node.alpha.kubernetes.io/ttl":"0","volumes.kubernetes.io/controller-managed-attach-detach":"true","kwok.x-k8s.io/node":"fake"}},"spec":{"podCIDR":"10.244.)" +
          std::to_string(i % 250) + R"(.0/24","podCIDRs":["10.244.)" + std::to_string(i % 250) +
@@ -42,7 +44,8 @@ std::string NodeJson(int i) {
 }
 
 std::string NodeListJson(int count) {
-  std::string out = R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"987654"},"items":[)";
+  std::string out =
+      R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"987654"},"items":[)";
   for (int i = 0; i < count; ++i) out += (i ? "," : "") + NodeJson(i);
   return out + "]}";
 }
@@ -88,7 +91,8 @@ BENCHMARK(BM_DecodePod)->Unit(benchmark::kMicrosecond);
 void BM_DecodeFilterArgs5000Names(benchmark::State& state) {
   const std::string pod = ReadTestdata("pod_full.json");
   std::string json = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":[)";
-  for (int i = 0; i < 5000; ++i) json += (i ? ",\"gpu-node-" : "\"gpu-node-") + std::to_string(i) + "\"";
+  for (int i = 0; i < 5000; ++i)
+    json += (i ? ",\"gpu-node-" : "\"gpu-node-") + std::to_string(i) + "\"";
   json += "]}";
   for (auto _ : state) {
     auto args = DecodeExtenderArgs(json);

@@ -76,14 +76,15 @@ class ClientE2eTest : public ::testing::Test {
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = std::move(client).value().release();
     ns_ = "client-e2e-" + std::to_string(getpid());
-    std::string body = R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ +
-                       R"("}})";
+    std::string body =
+        R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_ + R"("}})";
     StatusOr<std::string> created = client_->Create(ResourceRef::Core("namespaces"), body);
     ASSERT_TRUE(created.ok()) << created.status();
     // Pods need the namespace's default ServiceAccount (made by the controller manager).
     ASSERT_TRUE(WaitUntil([] {
       return client_->Get(ResourceRef::Core("serviceaccounts", ns_, "default")).ok();
-    })) << "no default ServiceAccount in " << ns_;
+    })) << "no default ServiceAccount in "
+        << ns_;
   }
 
   static void TearDownTestSuite() {
@@ -159,15 +160,23 @@ TEST_F(ClientE2eTest, PatchesAndStatusUpdatesReachTheServerAndTheInformer) {
   ASSERT_TRUE(WaitUntil([&] { return log.Saw("add patched"); }));
 
   const ResourceRef pod = Pods().WithName("patched");
-  ASSERT_TRUE(client_->Patch(pod, PatchType::kMerge, R"({"metadata":{"labels":{"merge":"yes"}}})").ok());
-  ASSERT_TRUE(client_->Patch(pod, PatchType::kStrategicMerge,
-                             R"({"metadata":{"labels":{"strategic":"yes"}}})").ok());
-  ASSERT_TRUE(client_->Patch(pod, PatchType::kJson,
-                             R"([{"op":"add","path":"/metadata/annotations/muster.io~1json","value":"yes"}])")
-                  .ok());
-  ASSERT_TRUE(client_->PatchStatus(pod, PatchType::kStrategicMerge,
-                                   R"({"status":{"conditions":[{"type":"muster.io/E2E","status":"True","reason":"Checked"}]}})")
-                  .ok());
+  ASSERT_TRUE(
+      client_->Patch(pod, PatchType::kMerge, R"({"metadata":{"labels":{"merge":"yes"}}})").ok());
+  ASSERT_TRUE(
+      client_
+          ->Patch(pod, PatchType::kStrategicMerge, R"({"metadata":{"labels":{"strategic":"yes"}}})")
+          .ok());
+  ASSERT_TRUE(
+      client_
+          ->Patch(pod, PatchType::kJson,
+                  R"([{"op":"add","path":"/metadata/annotations/muster.io~1json","value":"yes"}])")
+          .ok());
+  ASSERT_TRUE(
+      client_
+          ->PatchStatus(
+              pod, PatchType::kStrategicMerge,
+              R"({"status":{"conditions":[{"type":"muster.io/E2E","status":"True","reason":"Checked"}]}})")
+          .ok());
   ASSERT_TRUE(WaitUntil([&] {
     auto cached = pods.Get(ns_ + "/patched");
     if (cached == nullptr) return false;
@@ -205,7 +214,8 @@ TEST_F(ClientE2eTest, BindsEvictsAndDeletesPods) {
     auto p = pods.Get(ns_ + "/bound");
     return p && p->spec.node_name == node && p->meta.annotations.count("muster.io/placement") &&
            p->status.phase == "Running";
-  })) << "the bound pod never ran on " << node << " (kwok)";
+  })) << "the bound pod never ran on "
+      << node << " (kwok)";
 
   // Binding again is a conflict the caller can recognise.
   StatusOr<std::string> again = client_->Bind(ns_, "bound", EncodeBinding(binding));
@@ -280,8 +290,9 @@ TEST_F(ClientE2eTest, VolcanoObjectsRoundTripThroughTheServer) {
   const ResourceRef queues{"scheduling.volcano.sh", "v1beta1", "queues"};
   const std::string name = ns_ + "-q";
   StatusOr<std::string> created = client_->Create(
-      queues, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
-                  name + R"("},"spec":{"weight":3,"capability":{"nvidia.com/gpu":"16"}}})");
+      queues,
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+          name + R"("},"spec":{"weight":3,"capability":{"nvidia.com/gpu":"16"}}})");
   ASSERT_TRUE(created.ok()) << created.status();
   QueueStatus status;
   status.state = "Open";

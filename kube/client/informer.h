@@ -187,9 +187,7 @@ class Informer final : private InformerStore {
   bool WaitForSync(Duration timeout) { return core_.WaitForSync(timeout); }
   InformerStats stats() const { return core_.stats(); }
   std::string resource_version() const { return core_.resource_version(); }
-  void ResumeWatchFromForTesting(std::string rv) {
-    core_.ResumeWatchFromForTesting(std::move(rv));
-  }
+  void ResumeWatchFromForTesting(std::string rv) { core_.ResumeWatchFromForTesting(std::move(rv)); }
 
   // The cached object with key "namespace/name" (or "name"); null if absent.
   ObjectPtr Get(const std::string& key) const MUSTER_EXCLUDES(mu_) {

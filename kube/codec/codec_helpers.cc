@@ -9,41 +9,6 @@ std::string_view TextOf(const JsonValue& v) {
   return std::string_view(v.GetString(), v.GetStringLength());
 }
 
-const char* KindOf(const JsonValue& v) {
-  if (v.IsNull()) return "null";
-  if (v.IsBool()) return "a boolean";
-  if (v.IsObject()) return "an object";
-  if (v.IsArray()) return "an array";
-  if (v.IsString()) return "a string";
-  return "a number";
-}
-
-// Reads one int32 value at the current path.
-void Int32From(DecodeContext& ctx, const JsonValue& v, int32_t* out) {
-  if (!v.IsNumber()) return ctx.Fail(std::string("expected an integer, got ") + KindOf(v));
-  if (!v.IsInt64()) {
-    return ctx.Fail(v.IsUint64() ? "integer out of range" : "expected an integer, got a fraction");
-  }
-  int64_t value = v.GetInt64();
-  if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
-    return ctx.Fail("integer " + std::to_string(value) + " out of range");
-  }
-  *out = static_cast<int32_t>(value);
-}
-
-// Reads one array of strings at the current path.
-void StringListFrom(DecodeContext& ctx, const JsonValue& v, std::vector<std::string>* out) {
-  if (!ExpectArray(ctx, v)) return;
-  out->reserve(v.Size());
-  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-    if (!v[i].IsString()) {
-      auto scope = ctx.Index(i);
-      return ctx.Fail(std::string("expected a string, got ") + KindOf(v[i]));
-    }
-    out->emplace_back(TextOf(v[i]));
-  }
-}
-
 }  // namespace
 
 bool BeginObject(DecodeContext& ctx, const JsonValue& v) {
@@ -90,7 +55,7 @@ bool ReadStringListMap(DecodeContext& ctx, const JsonValue& obj, std::string_vie
     std::string name(TextOf(it->name));
     auto entry_scope = ctx.Key(name);
     std::vector<std::string> list;
-    if (!it->value.IsNull()) StringListFrom(ctx, it->value, &list);
+    if (!it->value.IsNull()) StringListFrom(ctx, it->value, &list);  // json.h
     (*out)[name] = std::move(list);
   }
   return !ctx.failed();

@@ -11,15 +11,6 @@ namespace {
 // Every extender decoder matches keys ignoring case, as Go's encoding/json does.
 constexpr bool kCaseInsensitive = true;
 
-const char* KindOf(const JsonValue& v) {
-  if (v.IsString()) return "a string";
-  if (v.IsNumber()) return "a number";
-  if (v.IsBool()) return "a boolean";
-  if (v.IsArray()) return "an array";
-  if (v.IsObject()) return "an object";
-  return "null";
-}
-
 // ---------------------------------------------------------------------------
 // Decoding helpers.
 
@@ -78,7 +69,7 @@ void ReadFailedNodes(DecodeContext& ctx, const JsonValue& obj, std::string_view 
     if (it->value.IsString()) {
       reason.assign(it->value.GetString(), it->value.GetStringLength());
     } else if (!it->value.IsNull()) {
-      return ctx.FailAt(name, std::string("expected a string, got ") + KindOf(it->value));
+      return ctx.FailAt(name, std::string("expected a string, got ") + JsonTypeName(it->value));
     }
     result.insert_or_assign(std::move(name), std::move(reason));
   }

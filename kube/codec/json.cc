@@ -34,19 +34,6 @@ std::string_view NameOf(const JsonValue& v) {
   return std::string_view(v.GetString(), v.GetStringLength());
 }
 
-const char* TypeName(const JsonValue& v) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "a boolean";
-    case rapidjson::kObjectType: return "an object";
-    case rapidjson::kArrayType: return "an array";
-    case rapidjson::kStringType: return "a string";
-    case rapidjson::kNumberType: return "a number";
-  }
-  return "unknown";
-}
-
 // Runs `fn(value)` with the path at `key` when the member is present.
 template <typename Fn>
 bool WithMember(DecodeContext& ctx, const JsonValue& obj, std::string_view key, Fn&& fn) {
@@ -60,7 +47,7 @@ bool WithMember(DecodeContext& ctx, const JsonValue& obj, std::string_view key, 
 
 bool IntegerFrom(DecodeContext& ctx, const JsonValue& v, int64_t lo, int64_t hi, int64_t* out) {
   if (!v.IsNumber()) {
-    ctx.Fail(std::string("expected an integer, got ") + TypeName(v));
+    ctx.Fail(std::string("expected an integer, got ") + JsonTypeName(v));
     return false;
   }
   if (!v.IsInt64()) {
@@ -83,15 +70,14 @@ std::string NumberText(const JsonValue& v) {
   return ToCompactJson(v);
 }
 
-bool QuantityFrom(DecodeContext& ctx, std::string_view resource, const JsonValue& v,
-                  int64_t* out) {
+bool QuantityFrom(DecodeContext& ctx, std::string_view resource, const JsonValue& v, int64_t* out) {
   std::string text;
   if (v.IsString()) {
     text = std::string(NameOf(v));
   } else if (v.IsNumber()) {
     text = NumberText(v);
   } else {
-    ctx.Fail(std::string("expected a quantity, got ") + TypeName(v));
+    ctx.Fail(std::string("expected a quantity, got ") + JsonTypeName(v));
     return false;
   }
   StatusOr<int64_t> parsed = ParseResourceQuantity(resource, text);
@@ -128,6 +114,54 @@ int NestingDepth(const JsonValue& root) {
 }
 
 }  // namespace
+
+const char* JsonTypeName(const JsonValue& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "a boolean";
+    case rapidjson::kObjectType:
+      return "an object";
+    case rapidjson::kArrayType:
+      return "an array";
+    case rapidjson::kStringType:
+      return "a string";
+    case rapidjson::kNumberType:
+      return "a number";
+  }
+  return "unknown";
+}
+
+bool Int32From(DecodeContext& ctx, const JsonValue& v, int32_t* out) {
+  int64_t value = 0;
+  if (!IntegerFrom(ctx, v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                   &value)) {
+    return false;
+  }
+  *out = static_cast<int32_t>(value);
+  return true;
+}
+
+bool StringListFrom(DecodeContext& ctx, const JsonValue& v, std::vector<std::string>* out) {
+  if (!ExpectArray(ctx, v)) return false;
+  out->clear();
+  out->reserve(v.Size());
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    if (v[i].IsNull()) {  // Go reads a null element as ""
+      out->emplace_back();
+      continue;
+    }
+    if (!v[i].IsString()) {
+      auto scope = ctx.Index(i);
+      ctx.Fail(std::string("expected a string, got ") + JsonTypeName(v[i]));
+      return false;
+    }
+    out->emplace_back(NameOf(v[i]));
+  }
+  return true;
+}
 
 DecodeContext::Scope::Scope(DecodeContext* ctx, std::string segment)
     : ctx_(ctx), old_size_(ctx->path_.size()) {
@@ -176,38 +210,32 @@ const JsonValue* Member(const DecodeContext& ctx, const JsonValue& obj, std::str
 
 bool ExpectObject(DecodeContext& ctx, const JsonValue& v) {
   if (v.IsObject()) return true;
-  ctx.Fail(std::string("expected an object, got ") + TypeName(v));
+  ctx.Fail(std::string("expected an object, got ") + JsonTypeName(v));
   return false;
 }
 
 bool ExpectArray(DecodeContext& ctx, const JsonValue& v) {
   if (v.IsArray()) return true;
-  ctx.Fail(std::string("expected an array, got ") + TypeName(v));
+  ctx.Fail(std::string("expected an array, got ") + JsonTypeName(v));
   return false;
 }
 
 bool ReadString(DecodeContext& ctx, const JsonValue& obj, std::string_view key, std::string* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!v.IsString()) return ctx.Fail(std::string("expected a string, got ") + TypeName(v));
+    if (!v.IsString()) return ctx.Fail(std::string("expected a string, got ") + JsonTypeName(v));
     out->assign(v.GetString(), v.GetStringLength());
   });
 }
 
 bool ReadBool(DecodeContext& ctx, const JsonValue& obj, std::string_view key, bool* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!v.IsBool()) return ctx.Fail(std::string("expected a boolean, got ") + TypeName(v));
+    if (!v.IsBool()) return ctx.Fail(std::string("expected a boolean, got ") + JsonTypeName(v));
     *out = v.GetBool();
   });
 }
 
 bool ReadInt32(DecodeContext& ctx, const JsonValue& obj, std::string_view key, int32_t* out) {
-  return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    int64_t value = 0;
-    if (IntegerFrom(ctx, v, std::numeric_limits<int32_t>::min(),
-                    std::numeric_limits<int32_t>::max(), &value)) {
-      *out = static_cast<int32_t>(value);
-    }
-  });
+  return WithMember(ctx, obj, key, [&](const JsonValue& v) { Int32From(ctx, v, out); });
 }
 
 bool ReadInt64(DecodeContext& ctx, const JsonValue& obj, std::string_view key, int64_t* out) {
@@ -220,7 +248,7 @@ bool ReadInt64(DecodeContext& ctx, const JsonValue& obj, std::string_view key, i
 bool ReadOptionalBool(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
                       std::optional<bool>* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!v.IsBool()) return ctx.Fail(std::string("expected a boolean, got ") + TypeName(v));
+    if (!v.IsBool()) return ctx.Fail(std::string("expected a boolean, got ") + JsonTypeName(v));
     *out = v.GetBool();
   });
 }
@@ -228,11 +256,8 @@ bool ReadOptionalBool(DecodeContext& ctx, const JsonValue& obj, std::string_view
 bool ReadOptionalInt32(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
                        std::optional<int32_t>* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    int64_t value = 0;
-    if (IntegerFrom(ctx, v, std::numeric_limits<int32_t>::min(),
-                    std::numeric_limits<int32_t>::max(), &value)) {
-      *out = static_cast<int32_t>(value);
-    }
+    int32_t value = 0;
+    if (Int32From(ctx, v, &value)) *out = value;
   });
 }
 
@@ -249,7 +274,7 @@ bool ReadOptionalInt64(DecodeContext& ctx, const JsonValue& obj, std::string_vie
 
 bool ReadTime(DecodeContext& ctx, const JsonValue& obj, std::string_view key, Time* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!v.IsString()) return ctx.Fail(std::string("expected a timestamp, got ") + TypeName(v));
+    if (!v.IsString()) return ctx.Fail(std::string("expected a timestamp, got ") + JsonTypeName(v));
     StatusOr<Time> t = ParseRfc3339(NameOf(v));
     if (!t.ok()) return ctx.Fail(t.status().message());
     *out = *t;
@@ -268,7 +293,7 @@ bool ReadOptionalTime(DecodeContext& ctx, const JsonValue& obj, std::string_view
 bool ReadOptionalDuration(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
                           std::optional<Duration>* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!v.IsString()) return ctx.Fail(std::string("expected a duration, got ") + TypeName(v));
+    if (!v.IsString()) return ctx.Fail(std::string("expected a duration, got ") + JsonTypeName(v));
     StatusOr<Duration> d = ParseGoDuration(NameOf(v));
     if (!d.ok()) return ctx.Fail(d.status().message());
     *out = *d;
@@ -284,7 +309,7 @@ bool ReadStringMap(DecodeContext& ctx, const JsonValue& obj, std::string_view ke
       if (it->value.IsNull()) continue;
       if (!it->value.IsString()) {
         return ctx.FailAt(NameOf(it->name),
-                          std::string("expected a string, got ") + TypeName(it->value));
+                          std::string("expected a string, got ") + JsonTypeName(it->value));
       }
       out->emplace(std::string(NameOf(it->name)), std::string(NameOf(it->value)));
     }
@@ -293,26 +318,10 @@ bool ReadStringMap(DecodeContext& ctx, const JsonValue& obj, std::string_view ke
 
 bool ReadStringList(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
                     std::vector<std::string>* out) {
-  return WithMember(ctx, obj, key, [&](const JsonValue& v) {
-    if (!ExpectArray(ctx, v)) return;
-    out->clear();
-    out->reserve(v.Size());
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      if (v[i].IsNull()) {  // Go reads a null element as ""
-        out->emplace_back();
-        continue;
-      }
-      if (!v[i].IsString()) {
-        auto scope = ctx.Index(i);
-        return ctx.Fail(std::string("expected a string, got ") + TypeName(v[i]));
-      }
-      out->emplace_back(NameOf(v[i]));
-    }
-  });
+  return WithMember(ctx, obj, key, [&](const JsonValue& v) { StringListFrom(ctx, v, out); });
 }
 
-bool ReadResources(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
-                   Resources* out) {
+bool ReadResources(DecodeContext& ctx, const JsonValue& obj, std::string_view key, Resources* out) {
   return WithMember(ctx, obj, key, [&](const JsonValue& v) {
     if (!ExpectObject(ctx, v)) return;
     Resources result;
@@ -395,8 +404,8 @@ void JsonWriter::OptionalBoolField(std::string_view key, const std::optional<boo
 void JsonWriter::TimeField(std::string_view key, Time value) {
   // Kubernetes writes `Time` to the second but accepts a fraction; keep one
   // we were given so decode(encode(x)) == x.
-  StringField(key, value.unix_micros() % 1'000'000 == 0 ? FormatRfc3339(value)
-                                                          : FormatRfc3339Micro(value));
+  StringField(
+      key, value.unix_micros() % 1'000'000 == 0 ? FormatRfc3339(value) : FormatRfc3339Micro(value));
 }
 
 void JsonWriter::TimeFieldIfSet(std::string_view key, Time value) {

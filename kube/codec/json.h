@@ -80,6 +80,15 @@ class DecodeContext {
 // absent or its value is null.
 const JsonValue* Member(const DecodeContext& ctx, const JsonValue& obj, std::string_view key);
 
+// "a string", "an object", "null", ...: for error messages.
+const char* JsonTypeName(const JsonValue& v);
+
+// Value readers: read `v` itself (already at the current path). On a wrong
+// type or an out-of-range number they record an error and return false.
+bool Int32From(DecodeContext& ctx, const JsonValue& v, int32_t* out);
+// Null elements read as "" (Go's zero value).
+bool StringListFrom(DecodeContext& ctx, const JsonValue& v, std::vector<std::string>* out);
+
 // Type checks at the current path; on mismatch they record an error.
 bool ExpectObject(DecodeContext& ctx, const JsonValue& v);
 bool ExpectArray(DecodeContext& ctx, const JsonValue& v);
@@ -109,8 +118,7 @@ bool ReadStringList(DecodeContext& ctx, const JsonValue& obj, std::string_view k
                     std::vector<std::string>* out);
 // A Kubernetes ResourceList ({"cpu": "500m", "nvidia.com/gpu": 8}); bare JSON
 // numbers are accepted as quantities, as the API server does.
-bool ReadResources(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
-                   Resources* out);
+bool ReadResources(DecodeContext& ctx, const JsonValue& obj, std::string_view key, Resources* out);
 bool ReadOptionalResources(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
                            std::optional<Resources>* out);
 // Any value, kept verbatim as compact JSON ("" when absent or null).
@@ -144,8 +152,8 @@ bool ReadOptionalObject(DecodeContext& ctx, const JsonValue& obj, std::string_vi
 
 // Reads the array at `key`, each element with `decode(ctx, element, &item)`.
 template <typename T, typename Fn>
-bool ReadArray(DecodeContext& ctx, const JsonValue& obj, std::string_view key,
-               std::vector<T>* out, Fn&& decode) {
+bool ReadArray(DecodeContext& ctx, const JsonValue& obj, std::string_view key, std::vector<T>* out,
+               Fn&& decode) {
   const JsonValue* v = Member(ctx, obj, key);
   if (v == nullptr || ctx.failed()) return !ctx.failed();
   auto scope = ctx.Key(key);
@@ -214,7 +222,9 @@ class JsonWriter {
   void EndObject() { writer_.EndObject(); }
   void StartArray() { writer_.StartArray(); }
   void EndArray() { writer_.EndArray(); }
-  void Key(std::string_view k) { writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+  void Key(std::string_view k) {
+    writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+  }
   void String(std::string_view s) {
     writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
   }

@@ -31,8 +31,8 @@ TEST(JsonTest, RefusesHostileNestingInsteadOfOverflowingTheStack) {
     SCOPED_TRACE(c.name);
     // A pod whose podAntiAffinity (kept verbatim) nests `depth` arrays.
     std::string nested = std::string(c.depth, '[') + std::string(c.depth, ']');
-    std::string json = R"({"metadata":{"name":"p"},"spec":{"affinity":{"podAntiAffinity":{"x":)" +
-                       nested + "}}}}";
+    std::string json =
+        R"({"metadata":{"name":"p"},"spec":{"affinity":{"podAntiAffinity":{"x":)" + nested + "}}}}";
     StatusOr<Pod> pod = DecodePod(json);
     EXPECT_EQ(pod.ok(), c.ok) << pod.status();
     if (!c.ok) {

@@ -564,51 +564,6 @@ TEST(VolcanoCodecTest, ErrorsNameTheJsonPath) {
   }
 }
 
-// ---------------------------------------------------------------------------
-// Robustness over every value of every fixture.
-
-struct Fixture {
-  std::string file;
-  StatusOfDecode decode;
-  std::string what;
-};
-
-std::vector<Fixture> VolcanoFixtures() {
-  return {
-      {"podgroup.json", StatusOf(DecodePodGroup), "decode PodGroup"},
-      {"queue.json", StatusOf(DecodeQueue), "decode Queue"},
-      {"queue_list.json", StatusOf(DecodeQueueList), "decode QueueList"},
-      {"job_tf.json", StatusOf(DecodeJob), "decode Job"},
-      {"job_pytorch.json", StatusOf(DecodeJob), "decode Job"},
-  };
-}
-
-TEST(VolcanoCodecTest, NullIsToleratedEverywhere) {
-  for (const Fixture& f : VolcanoFixtures()) {
-    rapidjson::Document doc = Parse(ReadTestdata(f.file));
-    for (const codec_test::JsonLocation& loc : AllLocations(doc)) {
-      if (loc.in_string_array) continue;
-      SCOPED_TRACE(f.file + ": " + loc.path);
-      Status status = f.decode(codec_test::Replaced(doc, loc.pointer, rapidjson::Value()));
-      EXPECT_TRUE(status.ok()) << status;
-    }
-  }
-}
-
-TEST(VolcanoCodecTest, WrongTypeAnywhereFailsAtItsPath) {
-  for (const Fixture& f : VolcanoFixtures()) {
-    rapidjson::Document doc = Parse(ReadTestdata(f.file));
-    for (const codec_test::JsonLocation& loc : AllLocations(doc)) {
-      SCOPED_TRACE(f.file + ": " + loc.path);
-      Status status =
-          f.decode(codec_test::Replaced(doc, loc.pointer, codec_test::OtherTypeThan(loc.type)));
-      if (status.ok()) continue;
-      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-      EXPECT_THAT(status.message(), StartsWith(f.what + ": " + loc.path + ": "));
-    }
-  }
-}
-
 TEST(VolcanoCodecTest, NullFieldsReadAsUnset) {
   std::string job = ReadTestdata("job_tf.json");
   struct Case {
