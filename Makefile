@@ -1,14 +1,17 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo bench deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e bench deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
 test: deps                 ## install missing packages (as root), build, run every test tier
 	./tools/run-tests.sh
 
-demo: deps                 ## a local cluster with GPU nodes running example jobs
+demo: deps                 ## a local cluster with GPU nodes running example jobs (left running)
 	./tools/demo.sh
+
+demo-down:                 ## stop the cluster `make demo` left running
+	./tools/demo.sh down
 
 bench: deps                ## Google Benchmark microbenchmarks (medians of 5)
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
@@ -22,7 +25,7 @@ build: deps
 	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build -j$(JOBS)
 
-unit sanitize tsan fuzz: deps
+unit sanitize tsan fuzz e2e: deps
 	TIERS=$@ ./tools/run-tests.sh
 
 format:

@@ -6,11 +6,16 @@
 // through informers (including a relist forced by a real 410 Gone), create,
 // merge / strategic-merge / JSON patches, status patches, pods/binding,
 // pods/eviction, delete with preconditions, and the error mapping.
+// MUSTER_E2E_DIR names the cluster's state directory (for etcd's port).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -256,34 +261,84 @@ TEST_F(ClientE2eTest, MapsServerErrorsWithTheirReasons) {
   EXPECT_EQ(missing.status().http_code(), 404);
 }
 
+// The cluster's etcd client port, from the e2e cluster's state file.
+int EtcdPort() {
+  const char* dir = std::getenv("MUSTER_E2E_DIR");
+  if (dir == nullptr) return 0;
+  std::ifstream state(std::string(dir) + "/state");
+  std::string kind, name;
+  int port = 0;
+  while (state >> kind) {
+    if (kind == "port" && state >> name >> port && name == "etcd") return port;
+    state.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+// Compacts etcd's history up to its current revision (etcd's JSON gateway).
+Status CompactEtcd(int port) {
+  httplib::Client etcd("127.0.0.1", port);
+  auto range = etcd.Post("/v3/kv/range", R"({"key":"AA=="})", "application/json");
+  if (!range || range->status != 200) return UnavailableError("etcd range failed");
+  rapidjson::Document doc;
+  MUSTER_RETURN_IF_ERROR(ParseDocument(range->body, &doc));
+  if (!doc.HasMember("header") || !doc["header"].HasMember("revision") ||
+      !doc["header"]["revision"].IsString()) {
+    return InternalError("etcd range answer without header.revision: " + range->body);
+  }
+  std::string revision = doc["header"]["revision"].GetString();
+  auto compacted = etcd.Post("/v3/kv/compaction", R"({"revision":")" + revision + R"("})",
+                             "application/json");
+  if (!compacted || compacted->status != 200) return UnavailableError("etcd compaction failed");
+  return Status::Ok();
+}
+
+std::string EventJson(const std::string& ns, const std::string& name) {
+  return R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+         R"("},"involvedObject":{"kind":"Pod","apiVersion":"v1","namespace":")" + ns +
+         R"(","name":"some-pod"},"reason":"E2E","message":"client e2e","type":"Normal","source":{"component":"muster-e2e"}})";
+}
+
+// Events are watched straight from etcd in the e2e cluster (cluster.sh:
+// --watch-cache-sizes=events#0), so after a compaction a watch from an old
+// resourceVersion gets a real 410 Gone, and the informer must relist.
 TEST_F(ClientE2eTest, RelistsAfterARealGoneAndKeepsTheCacheRight) {
-  EventLog log;
-  InformerOptions options;
-  options.watch_timeout_seconds = 2;
-  Informer<Pod> pods(client_, Pods(), DecodePod, DecodePodList, options);
-  pods.AddHandlers(log.Handlers());
-  pods.Start();
-  ASSERT_TRUE(pods.WaitForSync(kWait));
-  const int64_t lists_before = pods.stats().lists;
+  const int etcd_port = EtcdPort();
+  ASSERT_GT(etcd_port, 0) << "MUSTER_E2E_DIR/state names no etcd port";
+  const ResourceRef events = ResourceRef::Core("events", ns_);
+  StatusOr<std::string> first = client_->Create(events, EventJson(ns_, "before-gone"));
+  ASSERT_TRUE(first.ok()) << first.status();
 
-  // Resume from a version the server compacted long ago: it answers 410 Gone.
-  pods.ResumeWatchFromForTesting("1");
-  CreatePod("after-gone");  // an event, so the current watch ends at once
-  ASSERT_TRUE(WaitUntil([&] { return pods.stats().gone >= 1; }))
-      << "the server never said Gone for resourceVersion 1";
-  ASSERT_TRUE(WaitUntil([&] { return pods.stats().lists > lists_before; }));
-  ASSERT_TRUE(WaitUntil([&] { return pods.Get(ns_ + "/after-gone") != nullptr; }));
+  Informer<Event> informer(client_, events, DecodeEvent, DecodeEventList);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(kWait));
+  ASSERT_NE(informer.Get(ns_ + "/before-gone"), nullptr);
+  const std::string old_version = informer.resource_version();
+  const int64_t lists_before = informer.stats().lists;
 
-  StatusOr<std::string> list = client_->List(Pods());
+  // Move etcd past the informer's version and compact the history away.
+  ASSERT_TRUE(client_->Create(events, EventJson(ns_, "moves-etcd-on")).ok());
+  ASSERT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/moves-etcd-on") != nullptr; }));
+  ASSERT_TRUE(client_->Delete(events.WithName("before-gone")).ok());
+  ASSERT_TRUE(CompactEtcd(etcd_port).ok());
+
+  informer.ResumeWatchFromForTesting(old_version);
+  ASSERT_TRUE(client_->Create(events, EventJson(ns_, "after-gone")).ok());  // ends the watch
+  ASSERT_TRUE(WaitUntil([&] { return informer.stats().gone >= 1; }))
+      << "the server never answered 410 Gone for compacted resourceVersion " << old_version;
+  ASSERT_TRUE(WaitUntil([&] { return informer.stats().lists > lists_before; }));
+  ASSERT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/after-gone") != nullptr; }));
+
+  StatusOr<std::string> list = client_->List(events);
   ASSERT_TRUE(list.ok());
-  StatusOr<ObjectList<Pod>> server_pods = DecodePodList(*list);
-  ASSERT_TRUE(server_pods.ok()) << server_pods.status();
+  StatusOr<ObjectList<Event>> server_events = DecodeEventList(*list);
+  ASSERT_TRUE(server_events.ok()) << server_events.status();
   std::vector<std::string> server_names;
-  for (const Pod& p : server_pods->items) server_names.push_back(p.meta.name);
+  for (const Event& e : server_events->items) server_names.push_back(e.meta.name);
   std::vector<std::string> cached_names;
-  for (const auto& p : pods.List()) cached_names.push_back(p->meta.name);
-  EXPECT_THAT(cached_names, Contains("after-gone"));
+  for (const auto& e : informer.List()) cached_names.push_back(e->meta.name);
   EXPECT_EQ(cached_names, server_names) << "after the relist the cache equals the server";
+  EXPECT_EQ(informer.Get(ns_ + "/before-gone"), nullptr);
 }
 
 TEST_F(ClientE2eTest, VolcanoObjectsRoundTripThroughTheServer) {

@@ -711,6 +711,13 @@ StatusOr<Event> DecodeEvent(std::string_view json) {
   return DecodeDocument<Event>(json, "decode Event", DecodeEventFrom);
 }
 
+StatusOr<ObjectList<Event>> DecodeEventList(std::string_view json) {
+  return DecodeDocument<ObjectList<Event>>(
+      json, "decode EventList", [](DecodeContext& ctx, const JsonValue& v, ObjectList<Event>* out) {
+        DecodeListFrom(ctx, v, out, DecodeEventFrom);
+      });
+}
+
 std::string EncodeEvent(const Event& event) {
   JsonWriter w;
   w.StartObject();

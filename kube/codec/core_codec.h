@@ -63,6 +63,7 @@ StatusOr<Eviction> DecodeEviction(std::string_view json);
 std::string EncodeEviction(const Eviction& eviction);
 
 StatusOr<Event> DecodeEvent(std::string_view json);
+StatusOr<ObjectList<Event>> DecodeEventList(std::string_view json);
 std::string EncodeEvent(const Event& event);
 
 // Decodes {"metadata": {"resourceVersion", "continue"}, "items": [...]}.

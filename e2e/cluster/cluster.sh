@@ -1,0 +1,710 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for muster's e2e tests and demo:
+# etcd, kube-apiserver, kube-controller-manager, kwok (fake GPU nodes and pod
+# lifecycles) and two kube-schedulers - the stock one (profile
+# default-scheduler) and one with profile `volcano` that calls the muster
+# extender. Plain processes, no containers.
+#
+# Usage:
+#   cluster.sh up [--cluster FILE] [--dir DIR] [--no-build] [--watch-pid PID | --watch-parent]
+#       Start a cluster. FILE: node layout (default e2e/clusters/gpu-4.yaml,
+#       format in cluster_helper.py). DIR: state directory (default: a fresh
+#       ${TMPDIR:-/tmp}/muster-e2e.XXXXXX); it must be new, empty, or hold a
+#       dead cluster. --no-build: fail instead of building missing components.
+#       --watch-pid/--watch-parent: also start a guard that runs `down` when
+#       that process (or the caller of this script) exits - so a test runner
+#       that is killed leaves nothing behind.
+#       Progress goes to stderr; stdout gets the `export ...` lines of `env`.
+#   cluster.sh down [--dir DIR]
+#       Stop exactly the processes recorded in DIR/state (TERM, then KILL after
+#       a bounded wait), check that none is alive and no recorded port is
+#       listening, remove DIR. Exits non-zero if anything is left behind.
+#   cluster.sh env [--dir DIR]
+#       Print `export` lines: KUBECONFIG, MUSTER_KUBECTL, MUSTER_E2E_DIR,
+#       MUSTER_EXTENDER_PORT and MUSTER_<COMPONENT>_PORT for every port.
+#   cluster.sh status [--dir DIR]
+#       Show each recorded process (alive/dead) and port.
+# Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
+# MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
+# Without --dir, down/env/status use the cluster named in
+# ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
+#
+# DIR layout: state (the record below), admin.kubeconfig (paths relative to
+# DIR), pki/, logs/<component>.log, etcd/, nodes.json, *.yaml configs.
+# DIR/state is line-based: `key value`, `port <name> <port>`,
+# `proc <name> <pid> <starttime>`. Tools that start more processes for this
+# cluster (the extender, the reconciler) may append `proc` lines (and `port`
+# lines for what they listen on); `down` stops every proc line (the guard
+# first, then newest first) and never signals a PID whose start time no longer
+# matches (PID reuse).
+#
+# Ports: chosen at `up` from 20000 up to the kernel's ephemeral range, all
+# bound on 127.0.0.1. The muster extender's port is picked and recorded too
+# (`port extender`), but nothing listens on it until the extender is started
+# (a later issue); the `volcano` scheduler's config already points at it.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+readonly HERE REPO
+readonly SELF=$HERE/cluster.sh
+readonly HELPER=$HERE/cluster_helper.py
+readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
+readonly POINTER=$CACHE_ROOT/current-cluster
+readonly STATE_MAGIC='# muster e2e cluster state'
+
+# Timeouts (seconds).
+readonly APISERVER_TIMEOUT=${MUSTER_APISERVER_TIMEOUT:-90}
+readonly READY_TIMEOUT=${MUSTER_READY_TIMEOUT:-120}
+readonly STOP_TIMEOUT=${MUSTER_STOP_TIMEOUT:-15}
+
+now_us() { local t=${EPOCHREALTIME//[.,]/}; echo "$t"; }
+T0=$(now_us)
+fmt_secs() { # microseconds -> "12.345"
+  local ms=$(($1 / 1000))
+  printf '%d.%03d' $((ms / 1000)) $((ms % 1000))
+}
+log() { printf '[cluster %8ss] %s\n' "$(fmt_secs $(($(now_us) - T0)))" "$*" >&2; }
+die() {
+  log "ERROR: $*"
+  exit 1
+}
+
+# --- process bookkeeping ------------------------------------------------------
+# starttime (clock ticks since boot, /proc/PID/stat field 22) identifies a
+# process together with its PID, so a reused PID is never signalled.
+proc_starttime() { # pid -> starttime, or fails
+  local stat rest
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  rest=${stat##*) } # fields after "(comm) "; comm may contain spaces
+  # shellcheck disable=SC2086 # split on purpose
+  set -- $rest
+  # $1 is field 3 (state); field 22 is $20.
+  echo "${20}"
+}
+proc_state() { # pid -> one-letter state (R, S, Z, ...)
+  local stat rest
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  rest=${stat##*) }
+  echo "${rest%% *}"
+}
+# alive PID STARTTIME: the recorded process still exists and is not a zombie.
+alive() {
+  local st state
+  st=$(proc_starttime "$1") || return 1
+  [[ $st == "$2" ]] || return 1
+  state=$(proc_state "$1") || return 1
+  [[ $state != Z ]]
+}
+
+# --- state file ------------------------------------------------------------------
+state_get() { # dir key -> value of the first `key value` line
+  local k v
+  while read -r k v; do
+    if [[ $k == "$2" ]]; then
+      echo "$v"
+      return 0
+    fi
+  done <"$1/state"
+  return 1
+}
+state_procs() { # dir -> "name pid starttime" lines: guards first, then newest first
+  local k name pid st lines=() guards=()
+  while read -r k name pid st; do
+    [[ $k == proc ]] || continue
+    if [[ $name == guard ]]; then guards+=("$name $pid $st"); else lines+=("$name $pid $st"); fi
+  done <"$1/state"
+  local i
+  for ((i = 0; i < ${#guards[@]}; i++)); do echo "${guards[i]}"; done
+  for ((i = ${#lines[@]} - 1; i >= 0; i--)); do echo "${lines[i]}"; done
+}
+state_ports() { # dir -> "name port" lines
+  local k name port
+  while read -r k name port; do
+    [[ $k == port ]] && echo "$name $port"
+  done <"$1/state"
+}
+
+resolve_dir() { # [dir] -> existing cluster dir with a state file
+  local dir=${1:-}
+  if [[ -z $dir ]]; then
+    [[ -f $POINTER ]] || die "no --dir given and no current cluster ($POINTER missing)"
+    dir=$(<"$POINTER")
+  fi
+  [[ -f $dir/state ]] || die "no cluster state in '$dir' (nothing to do?)"
+  head -n1 "$dir/state" | grep -qxF "$STATE_MAGIC" || die "$dir/state is not a muster cluster state file"
+  (cd "$dir" && pwd)
+}
+
+listening_ports() { # -> every local TCP port in LISTEN state, one per line
+  ss -Hltn | awk '{n = split($4, a, ":"); print a[n]}' | sort -un
+}
+
+# --- down ------------------------------------------------------------------------
+# Stops every recorded process of DIR (newest first), verifies, removes DIR.
+do_down() { # dir [seconds to wait after SIGTERM before SIGKILL]
+  local dir=$1 stop_timeout=${2:-$STOP_TIMEOUT} name pid st left=() skip_pid=${MUSTER_CLUSTER_GUARD_PID:-}
+  local -a names=() pids=() sts=()
+  while read -r name pid st; do
+    [[ -n $name ]] || continue
+    [[ $pid == "$skip_pid" ]] && continue # the guard running this very `down`
+    names+=("$name")
+    pids+=("$pid")
+    sts+=("$st")
+  done < <(state_procs "$dir")
+
+  local i n=${#pids[@]} deadline
+  for ((i = 0; i < n; i++)); do
+    if alive "${pids[i]}" "${sts[i]}"; then
+      kill -TERM "${pids[i]}" 2>/dev/null || true
+    fi
+  done
+  deadline=$(($(now_us) + stop_timeout * 1000000))
+  while :; do
+    left=()
+    for ((i = 0; i < n; i++)); do
+      alive "${pids[i]}" "${sts[i]}" && left+=("$i")
+    done
+    ((${#left[@]} == 0)) && break
+    if (($(now_us) > deadline)); then
+      for i in "${left[@]}"; do
+        log "${names[i]} (pid ${pids[i]}) still running ${stop_timeout}s after SIGTERM: SIGKILL"
+        kill -KILL "${pids[i]}" 2>/dev/null || true
+      done
+      # SIGKILL cannot be ignored; give the kernel a moment to reap.
+    
+      for _ in 1 2 3 4 5 6 7 8 9 10; do
+        left=()
+        for ((i = 0; i < n; i++)); do
+          alive "${pids[i]}" "${sts[i]}" && left+=("$i")
+        done
+        ((${#left[@]} == 0)) && break
+        sleep 0.2
+      done
+      break
+    fi
+    sleep 0.1
+  done
+
+  local problems=()
+  for i in "${left[@]}"; do
+    problems+=("process ${names[i]} (pid ${pids[i]}) still alive")
+  done
+  # Ports: a component may close its listener a moment after its PID is
+  # gone (never in practice, but poll briefly rather than race).
+  local busy=() port t
+  for t in 1 2 3 4 5 6 7 8 9 10; do
+    busy=()
+    local listening
+    listening=$(listening_ports)
+    while read -r name port; do
+      grep -qx "$port" <<<"$listening" && busy+=("$name:$port")
+    done < <(state_ports "$dir")
+    ((${#busy[@]} == 0)) && break
+    sleep 0.2
+  done
+  for port in "${busy[@]}"; do
+    problems+=("port $port still listening")
+  done
+  if ((${#problems[@]})); then
+    for t in "${problems[@]}"; do log "LEFT BEHIND: $t"; done
+    log "state kept in $dir"
+    return 1
+  fi
+  rm -rf -- "$dir"
+  if [[ -f $POINTER && $(<"$POINTER") == "$dir" ]]; then rm -f -- "$POINTER"; fi
+  log "down: stopped ${n} process(es), no recorded port listening, removed $dir"
+}
+
+cmd_down() {
+  local dir=
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      *) die "down: unknown argument $1" ;;
+    esac
+  done
+  if [[ -n $dir && ! -e $dir ]]; then
+    log "down: $dir does not exist (already down)"
+    if [[ -f $POINTER && $(<"$POINTER") == "$dir" ]]; then rm -f -- "$POINTER"; fi
+    return 0
+  fi
+  dir=$(resolve_dir "$dir")
+  do_down "$dir"
+}
+
+# --- env / status --------------------------------------------------------------
+print_env() { # dir
+  local dir=$1 name port var
+  printf 'export KUBECONFIG=%q\n' "$dir/admin.kubeconfig"
+  printf 'export MUSTER_E2E_DIR=%q\n' "$dir"
+  printf 'export MUSTER_KUBECTL=%q\n' "$(state_get "$dir" kubectl)"
+  while read -r name port; do
+    var=${name^^}
+    var=${var//-/_}
+    printf 'export MUSTER_%s_PORT=%s\n' "$var" "$port"
+  done < <(state_ports "$dir")
+}
+
+cmd_env() {
+  local dir=
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      *) die "env: unknown argument $1" ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  print_env "$dir"
+}
+
+cmd_status() {
+  local dir='' name pid st port listening rc=0
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      *) die "status: unknown argument $1" ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  echo "cluster $dir"
+  while read -r name pid st; do
+    if alive "$pid" "$st"; then
+      printf '  %-26s pid %-8s alive\n' "$name" "$pid"
+    else
+      printf '  %-26s pid %-8s DEAD\n' "$name" "$pid"
+      rc=1
+    fi
+  done < <(state_procs "$dir")
+  listening=$(listening_ports)
+  while read -r name port; do
+    if grep -qx "$port" <<<"$listening"; then
+      printf '  port %-21s %-12s listening\n' "$name" "$port"
+    else
+      printf '  port %-21s %-12s -\n' "$name" "$port"
+    fi
+  done < <(state_ports "$dir")
+  return "$rc"
+}
+
+# --- guard -------------------------------------------------------------------------
+# Runs `down` when the watched process exits. Started by `up --watch-*`, recorded
+# as proc `guard`; `down` stops it before anything else.
+cmd_guard() {
+  local dir=$1 watch=$2 fifo fd
+  local watch_st
+  watch_st=$(proc_starttime "$watch") || exit 0
+  fifo=$dir/guard.fifo
+  mkfifo "$fifo"
+  exec {fd}<>"$fifo"
+  while alive "$watch" "$watch_st" && [[ -f $dir/state ]]; do
+    # A 1 s wait with no child process (a `sleep` would outlive a killed guard).
+    read -r -t 1 -u "$fd" _ || true
+  done
+  [[ -f $dir/state ]] || exit 0
+  log "guard: process $watch is gone; tearing the cluster down"
+  MUSTER_CLUSTER_GUARD_PID=$$ do_down "$dir"
+}
+
+# --- up --------------------------------------------------------------------------
+UP_DIR=
+UP_DONE=0
+UP_STARTED=() # "name pid starttime"
+UP_HELPERS=() # background kubectl jobs of `up` (not components)
+IN_CRITICAL=0
+SIG_PENDING=
+
+record() { printf '%s\n' "$*" >>"$UP_DIR/state"; }
+
+# INT/TERM during `up`: exit (the EXIT trap tears down) - but never between
+# starting a process and recording it, or that process would be missed.
+on_signal() {
+  if ((IN_CRITICAL)); then
+    SIG_PENDING=$1
+  else
+    exit "$1"
+  fi
+}
+
+# start NAME CMD...: run CMD in its own session (no terminal signals, survives
+# this script), stdio to logs/NAME.log, and record it.
+start() {
+  local name=$1 pid st
+  shift
+  IN_CRITICAL=1
+  setsid "$@" </dev/null >"$UP_DIR/logs/$name.log" 2>&1 &
+  pid=$!
+  disown "$pid" # not a job of this shell: no "Killed" notices, no SIGHUP
+  if st=$(proc_starttime "$pid"); then
+    record "proc $name $pid $st"
+    UP_STARTED+=("$name $pid $st")
+  fi
+  IN_CRITICAL=0
+  [[ -n $SIG_PENDING ]] && exit "$SIG_PENDING"
+  [[ -n ${st:-} ]] || die "$name exited immediately; see $UP_DIR/logs/$name.log"
+}
+
+# Fails (and names the component) if any started process has died.
+check_started() {
+  local entry name pid st
+  for entry in "${UP_STARTED[@]}"; do
+    read -r name pid st <<<"$entry"
+    if ! alive "$pid" "$st"; then
+      log "$name (pid $pid) exited; last lines of logs/$name.log:"
+      tail -n 25 "$UP_DIR/logs/$name.log" >&2 || true
+      return 1
+    fi
+  done
+}
+
+# wait_until DESC TIMEOUT CMD...: poll CMD every 0.2 s until it succeeds;
+# fail on timeout or if a started component dies meanwhile.
+wait_until() {
+  local desc=$1 timeout=$2 deadline out=
+  shift 2
+  deadline=$(($(now_us) + timeout * 1000000))
+  while :; do
+    if out=$("$@" 2>&1); then
+      return 0
+    fi
+    check_started || die "a component died while waiting for $desc"
+    if (($(now_us) > deadline)); then
+      log "timed out after ${timeout}s waiting for $desc; last check said:"
+      printf '%s\n' "$out" | tail -n 5 >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+on_up_exit() {
+  local rc=$?
+  ((UP_DONE)) && return 0
+  trap - EXIT INT TERM
+  local job
+  for job in "${UP_HELPERS[@]}"; do kill "$job" 2>/dev/null || true; done
+  if [[ -n $UP_DIR && -f $UP_DIR/state ]]; then
+    log "up failed (exit $rc): tearing down what was started"
+    local f
+    for f in "$UP_DIR"/logs/*.log; do
+      [[ -s $f ]] || continue
+      log "--- last lines of logs/${f##*/}"
+      tail -n 8 "$f" >&2
+    done
+    # A half-started kube-apiserver ignores SIGTERM until its storage is up;
+    # nothing here needs a graceful stop, so do not wait long.
+    do_down "$UP_DIR" 3 || log "teardown left something behind (see above)"
+  fi
+  exit "$rc"
+}
+
+write_pki() { # dir
+  local pki=$1/pki
+  mkdir -p "$pki"
+  (
+    cd "$pki"
+    umask 077
+    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+    key ca.key
+    openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=muster-e2e-ca" -out ca.crt 2>/dev/null
+    key apiserver.key
+    openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr 2>/dev/null
+    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=serverAuth' \
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1' \
+      >server.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+      -extfile server.ext -out apiserver.crt 2>/dev/null
+    key admin.key
+    # O=system:masters: cluster-admin without any RBAC objects.
+    openssl req -new -key admin.key -subj "/O=system:masters/CN=muster-e2e-admin" -out admin.csr 2>/dev/null
+    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=clientAuth' >client.ext
+    openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+      -extfile client.ext -out admin.crt 2>/dev/null
+    key sa.key
+    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
+    rm -f ./*.csr ./*.ext ./*.srl
+  ) # set -e: a failing openssl fails `up` (and the EXIT trap tears down)
+}
+
+write_kubeconfig() { # dir api-port
+  cat >"$1/admin.kubeconfig" <<EOF
+# Admin credentials for the muster e2e cluster in this directory (paths are
+# relative to this file). O=system:masters: full access.
+apiVersion: v1
+kind: Config
+clusters:
+- name: muster-e2e
+  cluster:
+    server: https://127.0.0.1:$2
+    certificate-authority: pki/ca.crt
+users:
+- name: admin
+  user:
+    client-certificate: pki/admin.crt
+    client-key: pki/admin.key
+contexts:
+- name: muster-e2e
+  context:
+    cluster: muster-e2e
+    user: admin
+current-context: muster-e2e
+EOF
+}
+
+# The two scheduler configurations. The stock one serves schedulerName
+# default-scheduler; the `volcano` one serves schedulerName volcano and calls the
+# muster extender for every pod that asks for nvidia.com/gpu (managedResources).
+write_scheduler_configs() { # dir extender-port
+  local dir=$1
+  cat >"$dir/scheduler-default.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $dir/admin.kubeconfig
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: default-scheduler
+EOF
+  cat >"$dir/scheduler-volcano.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $dir/admin.kubeconfig
+leaderElection:
+  leaderElect: false
+percentageOfNodesToScore: 100
+profiles:
+- schedulerName: volcano
+extenders:
+- urlPrefix: http://127.0.0.1:$2/scheduler
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  bindVerb: bind
+  preemptVerb: preempt
+  weight: 1
+  nodeCacheCapable: true
+  httpTimeout: 5s
+  ignorable: false
+  managedResources:
+  - name: nvidia.com/gpu
+    ignoredByScheduler: false
+EOF
+}
+
+cmd_up() {
+  local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid=''
+  while (($#)); do
+    case $1 in
+      --cluster) cluster_file=${2:?--cluster needs a value}; shift 2 ;;
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      --no-build) no_build=1; shift ;;
+      --watch-pid) watch_pid=${2:?--watch-pid needs a value}; shift 2 ;;
+      --watch-parent) watch_pid=$PPID; shift ;;
+      *) die "up: unknown argument $1 (see --help)" ;;
+    esac
+  done
+  [[ -f $cluster_file ]] || die "cluster file '$cluster_file' not found"
+  python3 "$HELPER" render-nodes "$cluster_file" /dev/null >/dev/null || die "bad cluster file $cluster_file"
+  local tool
+  for tool in openssl python3 ss curl setsid; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required (tools/install-deps.sh installs it)"
+  done
+
+  # 1. Components (built once into the cache; a no-op when present).
+  local build_args=(--print-env)
+  ((no_build)) && build_args+=(--no-build)
+  local envs
+  envs=$("$HERE/build-components.sh" "${build_args[@]}") || die "components are not available"
+  eval "$envs"
+  # Only for this script: etcd would read an exported ETCD_BIN as a flag.
+  export -n K8S_BIN_DIR ETCD_BIN KWOK_BIN
+  local kubectl=$K8S_BIN_DIR/kubectl
+  local t_bins
+  t_bins=$(now_us)
+  log "components ready: $K8S_BIN_DIR, $ETCD_BIN, $KWOK_BIN"
+
+  # 2. State directory.
+  if [[ -z $dir ]]; then
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/muster-e2e.XXXXXX")
+  else
+    if [[ -f $dir/state ]]; then
+      local name pid st
+      while read -r name pid st; do
+        [[ -n $name ]] || continue
+        alive "$pid" "$st" && die "a cluster is running in $dir ($name pid $pid); run: $SELF down --dir $dir"
+      done < <(state_procs "$dir")
+      log "removing the dead cluster state in $dir"
+      do_down "$dir" || die "could not clean $dir"
+    elif [[ -e $dir && -n $(ls -A "$dir" 2>/dev/null) ]]; then
+      die "$dir exists and is not empty (and holds no cluster state)"
+    fi
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+  fi
+  UP_DIR=$dir
+  mkdir -p "$dir/logs"
+  mkdir -m 700 "$dir/etcd"
+  {
+    echo "$STATE_MAGIC"
+    echo "dir $dir"
+    echo "kubectl $kubectl"
+    echo "cluster_file $(cd "$(dirname "$cluster_file")" && pwd)/$(basename "$cluster_file")"
+  } >"$dir/state"
+  trap on_up_exit EXIT
+  trap 'on_signal 130' INT
+  trap 'on_signal 143' TERM
+  if [[ -n $watch_pid ]]; then
+    # Started first, so it also covers a caller killed while `up` runs.
+    kill -0 "$watch_pid" 2>/dev/null || die "--watch-pid $watch_pid: no such process"
+    start guard "$SELF" _guard "$dir" "$watch_pid"
+    log "guard started: the cluster goes down when process $watch_pid exits"
+  fi
+
+  # 3. Ports, certificates, configs.
+  local ports
+  read -r -a ports <<<"$(python3 "$HELPER" free-ports 7)" || die "could not pick free ports"
+  local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
+  local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]}
+  record "port etcd $p_etcd"
+  record "port etcd-peer $p_peer"
+  record "port apiserver $p_api"
+  record "port controller-manager $p_kcm"
+  record "port scheduler $p_sched"
+  record "port volcano-scheduler $p_vsched"
+  record "port extender $p_ext"
+  log "dir $dir; ports: etcd $p_etcd/$p_peer, apiserver $p_api, kcm $p_kcm, schedulers $p_sched/$p_vsched, extender $p_ext (reserved)"
+  write_pki "$dir"
+  write_kubeconfig "$dir" "$p_api"
+  write_scheduler_configs "$dir" "$p_ext"
+  local nnodes
+  nnodes=$(python3 "$HELPER" render-nodes "$cluster_file" "$dir/nodes.json") || die "bad cluster file $cluster_file"
+  record "kubeconfig $dir/admin.kubeconfig"
+  local kc=("$kubectl" --kubeconfig "$dir/admin.kubeconfig" --request-timeout=10s)
+
+  # Extra kube-apiserver flags for experiments (space-separated), e.g.
+  # MUSTER_APISERVER_ARGS="--watch-cache-sizes=pods#0 --v=4".
+  local apiserver_extra=()
+  read -r -a apiserver_extra <<<"${MUSTER_APISERVER_ARGS:-}"
+
+  # 4. etcd + kube-apiserver. The apiserver retries etcd until it answers, so
+  # both start at once.
+  start etcd "$ETCD_BIN" --name=muster-e2e --data-dir="$dir/etcd" \
+    --listen-client-urls="http://127.0.0.1:$p_etcd" --advertise-client-urls="http://127.0.0.1:$p_etcd" \
+    --listen-peer-urls="http://127.0.0.1:$p_peer" --initial-advertise-peer-urls="http://127.0.0.1:$p_peer" \
+    --initial-cluster="muster-e2e=http://127.0.0.1:$p_peer" --unsafe-no-fsync=true --log-level=warn
+  # --endpoint-reconciler-type=none: Endpoints may not hold loopback IPs.
+  # --advertise-address: with no default route the apiserver cannot pick one.
+  # --watch-cache-sizes=events#0: events are watched straight from etcd, so an
+  # e2e test can compact etcd and meet a real 410 Gone (kube/client/client_e2e.cc);
+  # every other resource keeps the production watch cache.
+  start kube-apiserver "$K8S_BIN_DIR/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$p_etcd" \
+    --bind-address=127.0.0.1 --secure-port="$p_api" --advertise-address=127.0.0.1 \
+    --endpoint-reconciler-type=none \
+    --cert-dir="$dir/pki" --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
+    --client-ca-file="$dir/pki/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --authorization-mode=RBAC --allow-privileged=true \
+    --watch-cache-sizes=events#0 "${apiserver_extra[@]}"
+  log "started etcd and kube-apiserver; waiting for /readyz"
+  wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" \
+    curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$p_api/readyz" ||
+    die "kube-apiserver did not become ready"
+  log "kube-apiserver ready"
+
+  # 5. Everything else at once: CRDs + queues, nodes, and the other components.
+  (
+    "${kc[@]}" apply -f "$REPO/manifests/crds/" >/dev/null &&
+      "${kc[@]}" wait --for=condition=Established --timeout=60s \
+        crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null &&
+      "${kc[@]}" apply -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
+      "${kc[@]}" patch queue root --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
+      "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null
+  ) >"$dir/logs/setup-crds.log" 2>&1 &
+  local crd_job=$!
+  UP_HELPERS+=("$crd_job")
+  "${kc[@]}" create -f "$dir/nodes.json" >"$dir/logs/setup-nodes.log" 2>&1 &
+  local node_job=$!
+  UP_HELPERS+=("$node_job")
+
+  # kcm: a short controller list - default ServiceAccounts, namespace deletion,
+  # garbage collection, clearing the not-ready taint off kwok nodes, pod GC,
+  # and the workload controllers the examples may use. A long grace period
+  # keeps nodes Ready if kwok's lease renewals lag on a busy host.
+  start kube-controller-manager "$K8S_BIN_DIR/kube-controller-manager" \
+    --kubeconfig="$dir/admin.kubeconfig" --leader-elect=false \
+    --bind-address=127.0.0.1 --secure-port="$p_kcm" \
+    --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,node-lifecycle-controller,pod-garbage-collector-controller,job-controller,replicaset-controller,deployment-controller \
+    --root-ca-file="$dir/pki/ca.crt" --service-account-private-key-file="$dir/pki/sa.key" \
+    --use-service-account-credentials=false --node-monitor-grace-period=120s
+  start kube-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-default.yaml" \
+    --bind-address=127.0.0.1 --secure-port="$p_sched"
+  start volcano-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-volcano.yaml" \
+    --bind-address=127.0.0.1 --secure-port="$p_vsched"
+  # kwok: only nodes annotated kwok.x-k8s.io/node=fake; serves no port (no
+  # --server-address); pod IPs are strings from a large fake range.
+  start kwok "$KWOK_BIN" --kubeconfig="$dir/admin.kubeconfig" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-ip=127.0.0.1 --node-lease-duration-seconds=40 --cidr=10.64.0.1/10 \
+    --config="$HERE/kwok-stages.yaml"
+
+  wait "$node_job" || {
+    cat "$dir/logs/setup-nodes.log" >&2
+    die "creating the nodes from $cluster_file failed"
+  }
+  log "created $nnodes nodes from ${cluster_file#"$REPO"/}"
+
+  local health=(curl -fsSk --max-time 2)
+  wait_until "kube-scheduler /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_sched/healthz" || die "kube-scheduler not healthy"
+  wait_until "volcano kube-scheduler /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_vsched/healthz" || die "volcano scheduler not healthy"
+  wait_until "kube-controller-manager /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_kcm/healthz" || die "kube-controller-manager not healthy"
+  log "schedulers and controller-manager healthy"
+  nodes_ready() { "${kc[@]}" get nodes -o json | python3 "$HELPER" nodes-ready "$nnodes"; }
+  wait_until "$nnodes nodes Ready and schedulable" "$READY_TIMEOUT" nodes_ready || die "nodes did not become Ready"
+  # The ServiceAccount admission plugin rejects pods until kcm made the
+  # namespace's default ServiceAccount.
+  wait_until "ServiceAccount default/default" 60 "${kc[@]}" get serviceaccount default -n default -o name ||
+    die "the default ServiceAccount was not created"
+  wait "$crd_job" || {
+    cat "$dir/logs/setup-crds.log" >&2
+    die "applying manifests/crds and the default queues failed"
+  }
+  log "CRDs established; queues default and root created"
+  local t_ready
+  t_ready=$(now_us)
+  log "cluster accepts pods: $(fmt_secs $((t_ready - T0))) s since start, $(fmt_secs $((t_ready - t_bins))) s from built binaries"
+  record "up_seconds_from_binaries $(fmt_secs $((t_ready - t_bins)))"
+
+  mkdir -p "$CACHE_ROOT"
+  printf '%s\n' "$dir" >"$POINTER"
+  UP_DONE=1
+  trap - EXIT INT TERM
+  print_env "$dir"
+}
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$SELF"; }
+
+main() {
+  local cmd=${1:-}
+  (($#)) && shift
+  case $cmd in
+    up) cmd_up "$@" ;;
+    down) cmd_down "$@" ;;
+    env) cmd_env "$@" ;;
+    status) cmd_status "$@" ;;
+    _guard) cmd_guard "$@" ;;
+    -h | --help | help) usage ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"

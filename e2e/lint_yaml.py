@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""YAML checks for e2e/lint.sh: every file parses, and the files other tools
+read have the shape those tools expect. Needs PyYAML."""
+import os
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "cluster"))
+import cluster_helper  # noqa: E402
+
+problems = []
+
+
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+
+
+def norm(x):
+    if isinstance(x, dict):
+        return {str(k): norm(v) for k, v in x.items()}
+    return "" if x is None else str(x)
+
+
+docs = {}
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            docs[path] = [d for d in yaml.safe_load_all(f) if d is not None]
+    except yaml.YAMLError as e:
+        problems.append(f"{path}: {e}")
+
+for path, ds in docs.items():
+    rel = os.path.relpath(path, os.path.dirname(HERE))
+    if rel.startswith("e2e/clusters/"):
+        # The cluster files are read by our own subset parser: same meaning as YAML.
+        with open(path) as f:
+            text = f.read()
+        try:
+            mine = cluster_helper.parse_subset(text, rel)
+            check(mine == norm(ds[0]), f"{rel}: cluster_helper and PyYAML disagree")
+            nodes = cluster_helper.build_nodes(mine, rel)
+            check(len(nodes) > 0, f"{rel}: no nodes")
+        except cluster_helper.ParseError as e:
+            problems.append(str(e))
+    elif rel == "e2e/cluster/kwok-stages.yaml":
+        names = [d["metadata"]["name"] for d in ds]
+        check(all(d.get("kind") == "Stage" and d.get("apiVersion") == "kwok.x-k8s.io/v1alpha1" for d in ds),
+              f"{rel}: every document must be a kwok.x-k8s.io/v1alpha1 Stage")
+        check(len(set(names)) == len(names), f"{rel}: duplicate stage names")
+        kinds = {d["spec"]["resourceRef"]["kind"] for d in ds}
+        check(kinds == {"Node", "Pod"}, f"{rel}: want Node and Pod stages, got {sorted(kinds)}")
+    elif rel.startswith("manifests/crds/"):
+        for d in ds:
+            check(d.get("kind") == "CustomResourceDefinition", f"{rel}: not a CRD")
+            for v in d["spec"]["versions"]:
+                schema = v["schema"]["openAPIV3Schema"]
+                check(schema.get("type") == "object", f"{rel}: {v['name']}: schema root must be an object")
+    elif rel == "e2e/kind/kind-config.yaml":
+        d = ds[0]
+        check(d.get("kind") == "Cluster" and d.get("apiVersion") == "kind.x-k8s.io/v1alpha4",
+              f"{rel}: not a kind v1alpha4 Cluster")
+        check(any(n.get("role") == "control-plane" for n in d.get("nodes", [])), f"{rel}: no control-plane node")
+    elif rel == "e2e/kind/volcano-scheduler.yaml":
+        kinds = [d.get("kind") for d in ds]
+        for k in ("ServiceAccount", "ConfigMap", "Deployment", "ClusterRole"):
+            check(k in kinds, f"{rel}: no {k}")
+        cm = next(d for d in ds if d.get("kind") == "ConfigMap")
+        cfg = yaml.safe_load(cm["data"]["config.yaml"])
+        check(cfg.get("kind") == "KubeSchedulerConfiguration", f"{rel}: embedded config is not a KubeSchedulerConfiguration")
+        check([p["schedulerName"] for p in cfg.get("profiles", [])] == ["volcano"], f"{rel}: profile must be volcano")
+        ext = (cfg.get("extenders") or [{}])[0]
+        for field, want in (("filterVerb", "filter"), ("prioritizeVerb", "prioritize"), ("bindVerb", "bind"),
+                            ("preemptVerb", "preempt"), ("nodeCacheCapable", True), ("weight", 1)):
+            check(ext.get(field) == want, f"{rel}: extender {field} must be {want!r}")
+        check(cfg.get("percentageOfNodesToScore") == 100, f"{rel}: percentageOfNodesToScore must be 100")
+        dep = next(d for d in ds if d.get("kind") == "Deployment")
+        names = [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]]
+        check(names == ["kube-scheduler", "extender"], f"{rel}: want containers kube-scheduler + extender")
+
+for p in problems:
+    print(f"lint: {p}", file=sys.stderr)
+print(f"yaml: {len(docs)} files parse, {len(problems)} problem(s)")
+sys.exit(1 if problems else 0)

@@ -1,0 +1,103 @@
+# Shared helpers for the e2e scenarios (sourced, not run). A scenario is a
+# black box: it talks to the cluster only through kubectl and YAML fixtures.
+#
+# Which cluster:
+#   MUSTER_E2E_KUBECONFIG set  -> that kubeconfig (e.g. a kind cluster, e2e/kind/);
+#                                 kubectl from MUSTER_KUBECTL or PATH
+#   otherwise                  -> the local cluster of e2e/cluster/cluster.sh in
+#                                 MUSTER_E2E_DIR (ctest sets it), else the current one;
+#                                 kubectl is the one the builder made
+# Every scenario works in its own namespace (new_namespace), deleted on exit.
+# shellcheck shell=bash
+
+E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+E2E_REPO=$(cd "$E2E_LIB_DIR/../.." && pwd)
+# shellcheck disable=SC2034 # used by the scenarios
+E2E_FIXTURES=$E2E_LIB_DIR/fixtures
+E2E_NAME=$(basename "${BASH_SOURCE[1]:-scenario}" .sh)
+E2E_T0=${EPOCHREALTIME//[.,]/}
+
+e2e_log() {
+  local ms=$(((${EPOCHREALTIME//[.,]/} - E2E_T0) / 1000))
+  printf '[%s %3d.%03ds] %s\n' "$E2E_NAME" $((ms / 1000)) $((ms % 1000)) "$*"
+}
+fail() {
+  e2e_log "FAIL: $*"
+  exit 1
+}
+pass() { e2e_log "ok: $*"; }
+
+if [[ -n ${MUSTER_E2E_KUBECONFIG:-} ]]; then
+  export KUBECONFIG=$MUSTER_E2E_KUBECONFIG
+  MUSTER_KUBECTL=${MUSTER_KUBECTL:-kubectl}
+else
+  e2e_env=$("$E2E_REPO/e2e/cluster/cluster.sh" env ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"}) ||
+    fail "no e2e cluster (start one: e2e/cluster/cluster.sh up)"
+  eval "$e2e_env"
+fi
+command -v "$MUSTER_KUBECTL" >/dev/null || fail "kubectl '$MUSTER_KUBECTL' not found"
+
+# k ARGS...: kubectl against the e2e cluster, in the scenario's namespace once
+# new_namespace ran.
+k() { "$MUSTER_KUBECTL" --request-timeout=20s ${E2E_NS:+--namespace "$E2E_NS"} "$@"; }
+
+# wait_for DESC TIMEOUT_S CMD...: poll CMD (every 0.25 s) until it succeeds.
+wait_for() {
+  local desc=$1 timeout=$2 out='' deadline
+  shift 2
+  deadline=$((${EPOCHREALTIME//[.,]/} + timeout * 1000000))
+  until out=$("$@" 2>&1); do
+    if ((${EPOCHREALTIME//[.,]/} > deadline)); then
+      e2e_log "last check output: ${out:0:400}"
+      fail "timed out after ${timeout}s waiting for: $desc"
+    fi
+    sleep 0.25
+  done
+}
+
+# field KIND/NAME JSONPATH: one field of an object in the namespace.
+field() { k get "$1" -o "jsonpath=$2"; }
+
+# expect_eq DESC GOT WANT
+expect_eq() {
+  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
+  pass "$1 = '$3'"
+}
+# expect_contains DESC HAYSTACK NEEDLE
+expect_contains() {
+  [[ $2 == *"$3"* ]] || fail "$1: '$2' does not contain '$3'"
+  pass "$1 contains '$3'"
+}
+
+# nonempty CMD...: CMD succeeds and prints something (for wait_for).
+nonempty() {
+  local out
+  out=$("$@") && [[ -n $out ]]
+}
+
+# phase_is POD PHASE (for wait_for)
+phase_is() { [[ $(field "pod/$1" '{.status.phase}') == "$2" ]]; }
+
+# new_namespace: a fresh namespace for this scenario (E2E_NS), with its
+# default ServiceAccount (pods are rejected until kcm made it); deleted on exit.
+new_namespace() {
+  E2E_NS=e2e-${E2E_NAME//_/-}-$(printf '%04x%04x' $RANDOM $RANDOM)
+  "$MUSTER_KUBECTL" create namespace "$E2E_NS" >/dev/null || fail "cannot create namespace $E2E_NS"
+  trap e2e_cleanup EXIT
+  wait_for "ServiceAccount $E2E_NS/default" 60 k get serviceaccount default -o name
+  e2e_log "namespace $E2E_NS"
+}
+
+e2e_cleanup() {
+  local rc=$?
+  if [[ -n ${E2E_NS:-} ]]; then
+    if ((rc != 0)); then
+      e2e_log "state at failure:"
+      k get pods -o wide 2>&1 | sed 's/^/  /' || true
+      k get events --sort-by=.lastTimestamp 2>&1 | tail -n 15 | sed 's/^/  /' || true
+    fi
+    "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
+  fi
+  if ((rc == 0)); then e2e_log "PASS"; else e2e_log "FAILED (exit $rc)"; fi
+  exit "$rc"
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Renders the `make demo` progress view and summary (tools/demo.sh).
+
+Reads a kubectl List (pods of the demo namespace + nodes + Volcano Jobs) as
+JSON on stdin:
+  demo_view.py frame ELAPSED     the live table (pods per phase, GPUs per node)
+  demo_view.py line ELAPSED      a one-line status (for logs that are not a TTY)
+  demo_view.py summary           the final summary
+  demo_view.py finished          exit 0 when every pod has finished
+"""
+import json
+import sys
+from datetime import datetime
+
+GPU = "nvidia.com/gpu"
+PHASES = ("Pending", "Running", "Succeeded", "Failed")
+WAITING = "waiting for the muster reconciler (not yet available)"
+
+
+def qty_int(v):
+    try:
+        return int(str(v))
+    except ValueError:
+        return 0
+
+
+def pod_gpus(pod):
+    total = 0
+    for c in pod["spec"].get("containers", []):
+        res = c.get("resources", {})
+        total += qty_int(res.get("limits", {}).get(GPU, res.get("requests", {}).get(GPU, 0)))
+    return total
+
+
+def ts(s):
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ") if s else None
+
+
+def load():
+    items = json.load(sys.stdin).get("items", [])
+    pods = [i for i in items if i.get("kind") == "Pod"]
+    nodes = sorted((i for i in items if i.get("kind") == "Node"), key=lambda n: n["metadata"]["name"])
+    jobs = [i for i in items if i.get("kind") == "Job" and i.get("apiVersion", "").startswith("batch.volcano.sh/")]
+    return pods, nodes, jobs
+
+
+def phase_counts(pods):
+    counts = {p: 0 for p in PHASES}
+    for pod in pods:
+        ph = pod.get("status", {}).get("phase", "Pending")
+        counts[ph] = counts.get(ph, 0) + 1
+    return counts
+
+
+def gpu_use(pods, nodes):
+    cap = {n["metadata"]["name"]: qty_int(n["status"].get("allocatable", {}).get(GPU, 0)) for n in nodes}
+    used = {name: 0 for name in cap}
+    holders = {name: [] for name in cap}
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        if node in used and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+            used[node] += pod_gpus(pod)
+            holders[node].append(pod["metadata"]["name"])
+    return cap, used, holders
+
+
+def job_status(job):
+    phase = job.get("status", {}).get("state", {}).get("phase")
+    return phase if phase else WAITING
+
+
+def frame(pods, nodes, jobs, elapsed):
+    counts = phase_counts(pods)
+    cap, used, holders = gpu_use(pods, nodes)
+    total_cap, total_used = sum(cap.values()), sum(used.values())
+    out = [f"muster demo   t={elapsed:>4}s   {len(nodes)} nodes, {total_cap} GPUs   (refresh 2 s)", ""]
+    out.append("pods (stock kube-scheduler): " + "   ".join(f"{p} {counts.get(p, 0)}" for p in PHASES))
+    pct = 100 * total_used // total_cap if total_cap else 0
+    out.append(f"GPUs in use: {total_used}/{total_cap} ({pct}%)")
+    out.append("")
+    rack_of = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get("network.muster.io/rack", "-")
+               for n in nodes}
+    for name in sorted(cap, key=lambda n: (rack_of[n], n)):
+        c, u = cap[name], used[name]
+        bar = "#" * u + "." * max(c - u, 0)
+        pods_here = ", ".join(sorted(holders[name]))
+        out.append(f"  {rack_of[name]:<7} {name:<10} [{bar:<8}] {u}/{c}  {pods_here}")
+    if jobs:
+        out.append("")
+        out.append("Volcano Jobs (scheduler `volcano` = kube-scheduler + muster extender):")
+        for j in jobs:
+            out.append(f"  {j['metadata']['name']:<16} queue {j['spec'].get('queue', 'default'):<8} {job_status(j)}")
+    return "\n".join(out)
+
+
+def line(pods, nodes, jobs, elapsed):
+    counts = phase_counts(pods)
+    cap, used, _ = gpu_use(pods, nodes)
+    return (f"t={elapsed}s pods: " + " ".join(f"{p}={counts.get(p, 0)}" for p in PHASES)
+            + f"  GPUs in use {sum(used.values())}/{sum(cap.values())}")
+
+
+def summary(pods, nodes, jobs):
+    counts = phase_counts(pods)
+    out = ["", "=== summary ==="]
+    out.append(f"pods: {len(pods)}  " + "  ".join(f"{p} {counts.get(p, 0)}" for p in PHASES))
+    created = [ts(p["metadata"].get("creationTimestamp")) for p in pods]
+    finished = []
+    waits = {}
+    gpu_seconds = 0
+    for p in pods:
+        st = p.get("status", {})
+        start = ts(st.get("startTime"))
+        cs = (st.get("containerStatuses") or [{}])[0].get("state", {}).get("terminated", {})
+        end = ts(cs.get("finishedAt"))
+        if end:
+            finished.append(end)
+        if start:
+            size = p["metadata"].get("labels", {}).get("muster.io/size", f"{pod_gpus(p)}gpu")
+            waits.setdefault(size, []).append((start - ts(p["metadata"]["creationTimestamp"])).total_seconds())
+        if start and end:
+            gpu_seconds += pod_gpus(p) * (end - start).total_seconds()
+    if created and finished and len(finished) == len(pods):
+        out.append(f"makespan (first created -> last finished): {(max(finished) - min(created)).total_seconds():.0f} s")
+    out.append(f"GPU-seconds used: {gpu_seconds:.0f}")
+    for size in sorted(waits, key=lambda s: -qty_int(s.rstrip("gpu"))):
+        w = waits[size]
+        out.append(f"  {size:>5} pods: {len(w):>2}, wait to start: mean {sum(w) / len(w):5.1f} s, max {max(w):5.1f} s")
+    failed = [p for p in pods if p.get("status", {}).get("phase") == "Failed"]
+    for p in failed:
+        term = (p["status"].get("containerStatuses") or [{}])[0].get("state", {}).get("terminated", {})
+        out.append(f"  failed: {p['metadata']['name']} (exit code {term.get('exitCode', '?')})")
+    for j in jobs:
+        out.append(f"Volcano Job {j['metadata']['name']}: {job_status(j)}")
+    return "\n".join(out)
+
+
+def main(argv):
+    cmd = argv[1] if len(argv) > 1 else ""
+    pods, nodes, jobs = load()
+    if cmd == "frame":
+        print(frame(pods, nodes, jobs, argv[2]))
+    elif cmd == "line":
+        print(line(pods, nodes, jobs, argv[2]))
+    elif cmd == "summary":
+        print(summary(pods, nodes, jobs))
+    elif cmd == "finished":
+        phases = [p.get("status", {}).get("phase") for p in pods]
+        return 0 if phases and all(ph in ("Succeeded", "Failed") for ph in phases) else 1
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
