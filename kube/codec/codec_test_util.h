@@ -9,21 +9,51 @@
 #define RAPIDJSON_HAS_STDSTRING 1
 #endif
 
+#include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/pointer.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/quantity.h"
+#include "model/status.h"
+#include "model/time.h"
+
 namespace muster::kube::codec_test {
+
+// The instant of an RFC 3339 text; a bad literal fails the test.
+inline Time At(std::string_view rfc3339) {
+  StatusOr<Time> t = ParseRfc3339(rfc3339);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *t : Time();
+}
+
+// Bytes of a memory quantity ("2Gi"); a bad literal fails the test.
+inline int64_t Bytes(std::string_view quantity) {
+  StatusOr<int64_t> v = ParseResourceQuantity("memory", quantity);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : 0;
+}
+
+// Decodes a document and reports only the status: the shape shared by the
+// error-path and robustness tests.
+using StatusOfDecode = std::function<Status(std::string_view)>;
+
+template <typename Fn>
+StatusOfDecode StatusOf(Fn decode) {
+  return [decode](std::string_view json) { return decode(json).status(); };
+}
 
 // The text of kube/codec/testdata/<name>; aborts when missing (a test bug).
 inline std::string ReadTestdata(std::string_view name) {

@@ -20,12 +20,8 @@ using codec_test::Parse;
 using codec_test::ReadTestdata;
 using ::testing::StartsWith;
 
-using StatusOfDecode = std::function<Status(std::string_view)>;
-
-template <typename Fn>
-StatusOfDecode StatusOf(Fn decode) {
-  return [decode](std::string_view json) { return decode(json).status(); };
-}
+using codec_test::StatusOf;
+using codec_test::StatusOfDecode;
 
 struct Fixture {
   std::string file;

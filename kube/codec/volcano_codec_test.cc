@@ -26,24 +26,10 @@ using ::testing::UnorderedElementsAre;
 
 using namespace std::chrono_literals;
 
-Time At(std::string_view rfc3339) {
-  StatusOr<Time> t = ParseRfc3339(rfc3339);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *t : Time();
-}
-
-int64_t Bytes(std::string_view quantity) {
-  StatusOr<int64_t> v = ParseResourceQuantity("memory", quantity);
-  EXPECT_TRUE(v.ok()) << v.status();
-  return v.ok() ? *v : 0;
-}
-
-using StatusOfDecode = std::function<Status(std::string_view)>;
-
-template <typename Fn>
-StatusOfDecode StatusOf(Fn decode) {
-  return [decode](std::string_view json) { return decode(json).status(); };
-}
+using codec_test::At;
+using codec_test::Bytes;
+using codec_test::StatusOf;
+using codec_test::StatusOfDecode;
 
 template <typename T>
 void ExpectRoundTrip(std::string_view json, StatusOr<T> (*decode)(std::string_view),
