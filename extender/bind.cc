@@ -1,0 +1,190 @@
+// POST {prefix}/bind, the decision part: may the pod be bound to the node,
+// and with what Binding. The POST itself is the HTTP layer's (it owns the
+// API client); this file reserves before it and settles after it.
+#include <string>
+#include <utility>
+
+#include "extender/pipeline.h"
+
+namespace muster::extender {
+namespace {
+
+BindPlan Reject(BindPlan plan, std::string_view code, ReplyOutcome outcome,
+                std::string_view message) {
+  plan.action = BindAction::kReject;
+  plan.code = code;
+  plan.outcome = outcome;
+  plan.error = std::string(kReasonPrefix) + std::string(message);
+  return plan;
+}
+
+std::string_view MissingField(const kube::ExtenderBindingArgs& args) {
+  if (args.pod_name.empty()) return "PodName";
+  if (args.pod_namespace.empty()) return "PodNamespace";
+  if (args.pod_uid.empty()) return "PodUID";
+  if (args.node.empty()) return "Node";
+  return "";
+}
+
+std::string PodKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
+// The Binding to POST: the pod's identity (its uid is a precondition on
+// API servers that check it) and the placement annotations.
+Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed) {
+  Binding binding;
+  binding.meta.name = args.pod_name;
+  binding.meta.namespace_ = args.pod_namespace;
+  binding.meta.uid = args.pod_uid;
+  binding.meta.annotations[std::string(kAnnotationNode)] = args.node;
+  binding.meta.annotations[std::string(kAnnotationResources)] = placed.ToString();
+  binding.target_node = args.node;
+  return binding;
+}
+
+// The verdict's reason with the node named: a bind error is read alone.
+std::string OnNode(std::string_view node, std::string_view reason) {
+  if (reason.starts_with(kReasonPrefix)) reason.remove_prefix(kReasonPrefix.size());
+  return "node " + std::string(node) + ": " + std::string(reason);
+}
+
+// What the pod and its state say before any node is looked at; nullopt
+// when they allow a bind.
+std::optional<BindPlan> CheckPod(const BindPlan& plan, const PodRecord* pod) {
+  const kube::ExtenderBindingArgs& args = plan.args;
+  const std::string key = PodKey(args.pod_namespace, args.pod_name);
+  if (pod == nullptr) {
+    // Safe over fast: without the pod's request muster cannot account it.
+    return Reject(plan, kReasonPodUnknown, ReplyOutcome::kFault,
+                  "pod " + key + " (uid " + args.pod_uid + ") not in cache yet");
+  }
+  if (pod->namespace_ != args.pod_namespace || pod->name != args.pod_name) {
+    return Reject(
+        plan, kReasonPodMismatch, ReplyOutcome::kBadRequest,
+        "uid " + args.pod_uid + " is pod " + PodKey(pod->namespace_, pod->name) + ", not " + key);
+  }
+  if (pod->terminal || pod->terminating) {
+    return Reject(plan, kReasonPodFinished, ReplyOutcome::kFault,
+                  "pod " + key + (pod->terminal ? " has finished" : " is being deleted"));
+  }
+  if (pod->node_name == args.node) {
+    BindPlan done = plan;
+    done.action = BindAction::kAlreadyBound;
+    done.code = kReasonAlreadyBound;
+    done.outcome = ReplyOutcome::kOk;
+    return done;
+  }
+  if (!pod->node_name.empty()) {
+    return Reject(plan, kReasonBoundElsewhere, ReplyOutcome::kFault,
+                  "pod " + key + " is already bound to node " + pod->node_name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
+                  const std::optional<Placement>& own, const std::vector<std::string>& managed) {
+  BindPlan plan{.args = args};
+  if (std::string_view missing = MissingField(args); !missing.empty()) {
+    return Reject(std::move(plan), kReasonBadRequest, ReplyOutcome::kBadRequest,
+                  "bind request lacks " + std::string(missing));
+  }
+  if (std::optional<BindPlan> decided = CheckPod(plan, pod)) return *std::move(decided);
+  if (node == nullptr || !node->known()) {
+    return Reject(std::move(plan), kReasonNodeUnknown, ReplyOutcome::kFault,
+                  "node " + args.node + " not in cache yet");
+  }
+  // fit: the node may have filled up since filter (other binds, other
+  // schedulers); the cache, with every reservation, has the last word.
+  const PodDemand demand{.request = ManagedPart(pod->request, managed), .own = own};
+  NodeVerdict fit = FitOnNode(demand, node);
+  if (fit.verdict != Verdict::kFit) {
+    return Reject(std::move(plan), fit.code, ReplyOutcome::kFault, OnNode(args.node, fit.reason));
+  }
+  plan.action = BindAction::kPost;
+  plan.code = kReasonBindPost;
+  plan.outcome = ReplyOutcome::kOk;
+  plan.binding = BindingFor(args, demand.request);
+  return plan;
+}
+
+BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& args,
+                        const std::vector<std::string>& managed) {
+  state.ExpireAssumed();
+  const PodRecord* pod = state.FindPod(args.pod_uid);
+  BindPlan plan =
+      PlanBind(args, pod, state.FindNode(args.node), state.PlacementOf(args.pod_uid), managed);
+  if (plan.action != BindAction::kPost) return plan;
+  // reserve: the whole request counts on the node from now on, until the
+  // bound pod is seen (or FinishBind releases it).
+  plan.assumed = state.Assume(args.pod_uid, args.node, pod->request);
+  return plan;
+}
+
+bool BindPostSurelyFailed(const Status& post) {
+  switch (post.code()) {
+    case StatusCode::kInvalidArgument:     // 400, 422: rejected as malformed
+    case StatusCode::kNotFound:            // 404: the pod is gone
+    case StatusCode::kUnauthenticated:     // 401
+    case StatusCode::kPermissionDenied:    // 403
+    case StatusCode::kResourceExhausted:   // 429: throttled before processing
+    case StatusCode::kFailedPrecondition:  // other 4xx
+    case StatusCode::kGone:                // 410
+    case StatusCode::kUnimplemented:       // 405, 501
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool AlreadyAssignedTo(const Status& post, std::string_view node) {
+  if (post.code() != StatusCode::kConflict && post.code() != StatusCode::kAlreadyExists) {
+    return false;
+  }
+  // The API server's words (BindingREST): pod %v is already assigned to node %q.
+  const std::string needle = "already assigned to node \"" + std::string(node) + "\"";
+  return post.message().find(needle) != std::string::npos;
+}
+
+BindPlan Pipeline::ReserveBind(std::string_view body) const {
+  // decode: PodName, PodNamespace, PodUID, Node.
+  StatusOr<kube::ExtenderBindingArgs> args = kube::DecodeExtenderBindingArgs(body);
+  if (!args.ok()) {
+    return Reject(BindPlan{}, kReasonBadRequest, ReplyOutcome::kBadRequest,
+                  args.status().message());
+  }
+  // reserve: the decision and its reservation in one exclusive step, so two
+  // binds can never both take the node's last GPUs.
+  BindPlan plan;
+  cluster_->Exclusive([&](ClusterState& state) { plan = ReserveForBind(state, *args, managed_); });
+  return plan;
+}
+
+VerbReply Pipeline::AnswerBind(const BindPlan& plan) const {
+  const std::string error = plan.action == BindAction::kReject ? plan.error : "";
+  return VerbReply{.body = kube::EncodeExtenderBindingResult({.error = error}),
+                   .outcome = plan.outcome,
+                   .decisions = {{plan.code, 1}}};
+}
+
+VerbReply Pipeline::FinishBind(const BindPlan& plan, const Status& post) const {
+  if (post.ok() || AlreadyAssignedTo(post, plan.args.node)) {
+    // Never success without a Binding: either ours, or an earlier attempt's.
+    return VerbReply{.body = kube::EncodeExtenderBindingResult({}),
+                     .decisions = {{kReasonBound, 1}}};
+  }
+  if (BindPostSurelyFailed(post)) {
+    cluster_->Exclusive(
+        [&](ClusterState& state) { state.Forget(plan.args.pod_uid, plan.args.node); });
+  }
+  const std::string error = std::string(kReasonPrefix) + "binding " +
+                            PodKey(plan.args.pod_namespace, plan.args.pod_name) + " to node " +
+                            plan.args.node + ": " + post.ToString();
+  return VerbReply{.body = kube::EncodeExtenderBindingResult({.error = error}),
+                   .outcome = ReplyOutcome::kFault,
+                   .decisions = {{kReasonApiError, 1}}};
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,45 @@
+#include "extender/cluster_cache.h"
+
+#include <utility>
+
+namespace muster::extender {
+
+ClusterCache::ClusterCache(const Clock& clock, ClusterStateOptions options)
+    : state_(clock, options) {}
+
+void ClusterCache::UpsertNode(Node node) {
+  kube::MutexLock lock(&mu_);
+  state_.UpsertNode(std::move(node));
+}
+
+void ClusterCache::DeleteNode(std::string_view name) {
+  kube::MutexLock lock(&mu_);
+  state_.DeleteNode(name);
+}
+
+void ClusterCache::UpsertPod(const Pod& pod) {
+  kube::MutexLock lock(&mu_);
+  state_.UpsertPod(pod);
+}
+
+void ClusterCache::DeletePod(std::string_view uid) {
+  kube::MutexLock lock(&mu_);
+  state_.DeletePod(uid);
+}
+
+std::vector<std::string> ClusterCache::ExpireAssumed() {
+  kube::MutexLock lock(&mu_);
+  return state_.ExpireAssumed();
+}
+
+ClusterSnapshot ClusterCache::Snapshot(std::string_view pod_uid) {
+  kube::MutexLock lock(&mu_);
+  return state_.Snapshot(pod_uid);
+}
+
+void ClusterCache::Exclusive(const std::function<void(ClusterState&)>& fn) {
+  kube::MutexLock lock(&mu_);
+  fn(state_);
+}
+
+}  // namespace muster::extender

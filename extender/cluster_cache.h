@@ -1,0 +1,44 @@
+// ClusterCache: the one ClusterState of a running extender, behind a mutex.
+//
+// Informer handlers (one thread per watched collection) write through the
+// event methods; HTTP workers read through Snapshot() and reserve through
+// Exclusive(). Every method holds the mutex only for the O(1) (or, after a
+// change, O(nodes) pointer-copy) work of the pure structure, never across I/O.
+//
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/cluster_state.h"
+#include "kube/client/mutex.h"
+#include "model/clock.h"
+#include "model/node.h"
+#include "model/pod.h"
+
+namespace muster::extender {
+
+class ClusterCache final : public ClusterAccess {
+ public:
+  // `clock` must outlive the cache.
+  explicit ClusterCache(const Clock& clock, ClusterStateOptions options = {});
+
+  void UpsertNode(Node node) MUSTER_EXCLUDES(mu_);
+  void DeleteNode(std::string_view name) MUSTER_EXCLUDES(mu_);
+  void UpsertPod(const Pod& pod) MUSTER_EXCLUDES(mu_);
+  void DeletePod(std::string_view uid) MUSTER_EXCLUDES(mu_);
+  // ClusterState::ExpireAssumed(), for a periodic sweep that logs the uids.
+  std::vector<std::string> ExpireAssumed() MUSTER_EXCLUDES(mu_);
+
+  ClusterSnapshot Snapshot(std::string_view pod_uid) override MUSTER_EXCLUDES(mu_);
+  void Exclusive(const std::function<void(ClusterState&)>& fn) override MUSTER_EXCLUDES(mu_);
+
+ private:
+  kube::Mutex mu_;
+  ClusterState state_ MUSTER_GUARDED_BY(mu_);
+};
+
+}  // namespace muster::extender

@@ -1,0 +1,312 @@
+#include "extender/cluster_state.h"
+
+#include <map>
+#include <utility>
+
+namespace muster::extender {
+namespace {
+
+// What a counted pod or placement holds: its request plus one pod slot.
+Resources Contribution(const Resources& request) {
+  Resources out = request;
+  out.Set(kPods, out.Get(kPods) + 1);
+  return out;
+}
+
+PodRecord RecordOf(const Pod& pod) {
+  return PodRecord{.namespace_ = pod.meta.namespace_,
+                   .name = pod.meta.name,
+                   .node_name = pod.spec.node_name,
+                   .request = pod.EffectiveRequest(),
+                   .terminal = pod.IsTerminal(),
+                   .terminating = pod.meta.deletion_timestamp.has_value()};
+}
+
+// True when the two records hold the same resources on the same node.
+bool SameContribution(const PodRecord& a, const PodRecord& b) {
+  if (a.Counts() != b.Counts()) return false;
+  if (!a.Counts()) return true;
+  return a.node_name == b.node_name && a.request == b.request;
+}
+
+}  // namespace
+
+std::string_view AssumeResultName(AssumeResult result) {
+  switch (result) {
+    case AssumeResult::kAssumed:
+      return "assumed";
+    case AssumeResult::kRefreshed:
+      return "refreshed";
+    case AssumeResult::kMoved:
+      return "moved";
+    case AssumeResult::kAlreadyBound:
+      return "already_bound";
+    case AssumeResult::kBoundElsewhere:
+      return "bound_elsewhere";
+  }
+  return "unknown";
+}
+
+const NodeInfo* ClusterSnapshot::FindNode(std::string_view name) const {
+  if (index_ == nullptr) return nullptr;
+  auto it = index_->find(name);
+  return it == index_->end() ? nullptr : (*slots_)[it->second].get();
+}
+
+ClusterState::ClusterState(const Clock& clock, ClusterStateOptions options)
+    : clock_(clock),
+      options_(options),
+      slots_(std::make_shared<Slots>()),
+      index_(std::make_shared<Index>()) {}
+
+// ---- node table ----
+
+ClusterState::Slots& ClusterState::MutableSlots() {
+  if (slots_shared_) {
+    slots_ = std::make_shared<Slots>(*slots_);  // pointers only: O(nodes)
+    slots_shared_ = false;
+  }
+  return *slots_;
+}
+
+ClusterState::Index& ClusterState::MutableIndex() {
+  if (index_shared_) {
+    index_ = std::make_shared<Index>(*index_);
+    index_shared_ = false;
+  }
+  return *index_;
+}
+
+uint32_t ClusterState::SlotOf(std::string_view name) const {
+  auto it = index_->find(name);
+  return it == index_->end() ? kNoSlot : it->second;
+}
+
+uint32_t ClusterState::SlotOrCreate(std::string_view name) {
+  uint32_t slot = SlotOf(name);
+  if (slot != kNoSlot) return slot;
+  auto info = std::make_shared<NodeInfo>();
+  info->name = std::string(name);
+  Slots& slots = MutableSlots();
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(slots.size());
+    slots.push_back(std::move(info));
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots[slot] = std::move(info);
+  }
+  MutableIndex().emplace(std::string(name), slot);
+  return slot;
+}
+
+template <typename Fn>
+void ClusterState::ChangeNode(uint32_t slot, Fn&& change) {
+  Slots& slots = MutableSlots();
+  // Copy-on-write: snapshots keep the NodeInfo they saw.
+  auto info = std::make_shared<NodeInfo>(*slots[slot]);
+  change(*info);
+  slots[slot] = std::move(info);
+  ++generation_;
+  FreeSlotIfEmpty(slot);
+}
+
+void ClusterState::FreeSlotIfEmpty(uint32_t slot) {
+  const NodeInfo& info = *(*slots_)[slot];
+  if (info.known() || info.bound_pods != 0 || info.assumed_pods != 0) return;
+  MutableIndex().erase(info.name);
+  MutableSlots()[slot] = nullptr;
+  free_slots_.push_back(slot);
+}
+
+void ClusterState::Account(std::string_view node, const Resources& resources, int sign,
+                           bool assumed) {
+  ChangeNode(SlotOrCreate(node), [&](NodeInfo& info) {
+    if (sign > 0) {
+      info.allocated += resources;
+    } else {
+      info.allocated -= resources;
+    }
+    (assumed ? info.assumed_pods : info.bound_pods) += sign;
+  });
+}
+
+// ---- events ----
+
+void ClusterState::UpsertNode(Node node) {
+  const uint32_t slot = SlotOrCreate(node.meta.name);
+  auto shared = std::make_shared<const Node>(std::move(node));
+  ChangeNode(slot, [&](NodeInfo& info) {
+    if (!info.known()) ++known_nodes_;
+    info.allocatable = shared->allocatable;
+    info.node = std::move(shared);
+  });
+}
+
+void ClusterState::DeleteNode(std::string_view name) {
+  const uint32_t slot = SlotOf(name);
+  if (slot == kNoSlot || !(*slots_)[slot]->known()) return;
+  // The pods still bound to it keep counting under its name.
+  ChangeNode(slot, [&](NodeInfo& info) {
+    info.node = nullptr;
+    info.allocatable = Resources();
+    --known_nodes_;
+  });
+}
+
+void ClusterState::UpsertPod(const Pod& pod) {
+  if (pod.meta.uid.empty()) return;
+  PodRecord next = RecordOf(pod);
+  auto [it, inserted] = pods_.try_emplace(pod.meta.uid);
+  PodRecord& current = it->second;
+  if (inserted || !SameContribution(current, next)) {
+    if (!inserted && current.Counts()) {
+      Account(current.node_name, Contribution(current.request), -1, false);
+    }
+    if (next.Counts()) Account(next.node_name, Contribution(next.request), +1, false);
+  }
+  const bool changed = inserted || current != next;
+  current = std::move(next);
+  // A bound or finished pod holds what its record says: the reservation made
+  // for it has done its job.
+  if (!current.node_name.empty() || current.terminal) DropAssumption(pod.meta.uid);
+  if (changed) ++generation_;
+}
+
+void ClusterState::DeletePod(std::string_view uid) {
+  auto it = pods_.find(uid);
+  if (it != pods_.end()) {
+    if (it->second.Counts()) {
+      Account(it->second.node_name, Contribution(it->second.request), -1, false);
+    }
+    pods_.erase(it);
+    ++generation_;
+  }
+  DropAssumption(uid);
+}
+
+// ---- reservations ----
+
+AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view node,
+                                  const Resources& request) {
+  ExpireAssumed();
+  if (const PodRecord* pod = FindPod(pod_uid); pod != nullptr && pod->Counts()) {
+    return pod->node_name == node ? AssumeResult::kAlreadyBound : AssumeResult::kBoundElsewhere;
+  }
+  AssumeResult result = AssumeResult::kAssumed;
+  if (auto it = assumed_.find(pod_uid); it != assumed_.end()) {
+    result = it->second.node == node ? AssumeResult::kRefreshed : AssumeResult::kMoved;
+    DropAssumption(pod_uid);
+  }
+  Assumption assumption{.node = std::string(node),
+                        .resources = Contribution(request),
+                        .expires = clock_.Now() + options_.assume_ttl};
+  Account(node, assumption.resources, +1, true);
+  expiry_.emplace(assumption.expires, std::string(pod_uid));
+  assumed_.emplace(std::string(pod_uid), std::move(assumption));
+  return result;
+}
+
+void ClusterState::DropAssumption(std::string_view uid) {
+  auto it = assumed_.find(uid);
+  if (it == assumed_.end()) return;
+  Account(it->second.node, it->second.resources, -1, true);
+  expiry_.erase({it->second.expires, it->first});
+  assumed_.erase(it);
+}
+
+bool ClusterState::Forget(std::string_view pod_uid, std::string_view only_on_node) {
+  auto it = assumed_.find(pod_uid);
+  if (it == assumed_.end()) return false;
+  if (!only_on_node.empty() && it->second.node != only_on_node) return false;
+  DropAssumption(pod_uid);
+  return true;
+}
+
+std::vector<std::string> ClusterState::ExpireAssumed() {
+  std::vector<std::string> expired;
+  const Time now = clock_.Now();
+  while (!expiry_.empty() && expiry_.begin()->first <= now) {
+    std::string uid = expiry_.begin()->second;
+    DropAssumption(uid);
+    expired.push_back(std::move(uid));
+  }
+  return expired;
+}
+
+// ---- reads ----
+
+ClusterSnapshot ClusterState::Snapshot(std::string_view pod_uid) {
+  ExpireAssumed();
+  slots_shared_ = true;
+  index_shared_ = true;
+  ClusterSnapshot snapshot;
+  snapshot.slots_ = slots_;
+  snapshot.index_ = index_;
+  snapshot.known_nodes_ = known_nodes_;
+  snapshot.time_ = clock_.Now();
+  snapshot.generation_ = generation_;
+  if (!pod_uid.empty()) snapshot.pod_placement_ = PlacementOf(pod_uid);
+  return snapshot;
+}
+
+const NodeInfo* ClusterState::FindNode(std::string_view name) const {
+  const uint32_t slot = SlotOf(name);
+  return slot == kNoSlot ? nullptr : (*slots_)[slot].get();
+}
+
+const PodRecord* ClusterState::FindPod(std::string_view uid) const {
+  auto it = pods_.find(uid);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+std::optional<Placement> ClusterState::PlacementOf(std::string_view uid) const {
+  if (auto it = assumed_.find(uid); it != assumed_.end()) {
+    return Placement{.node = it->second.node, .resources = it->second.resources, .assumed = true};
+  }
+  if (const PodRecord* pod = FindPod(uid); pod != nullptr && pod->Counts()) {
+    return Placement{.node = pod->node_name, .resources = Contribution(pod->request)};
+  }
+  return std::nullopt;
+}
+
+Status ClusterState::CheckAccounting() const {
+  struct Expected {
+    Resources allocated;
+    int32_t bound = 0;
+    int32_t assumed = 0;
+  };
+  std::map<std::string, Expected> expected;
+  for (const auto& [uid, pod] : pods_) {
+    if (!pod.Counts()) continue;
+    Expected& e = expected[pod.node_name];
+    e.allocated += Contribution(pod.request);
+    ++e.bound;
+  }
+  for (const auto& [uid, a] : assumed_) {
+    Expected& e = expected[a.node];
+    e.allocated += a.resources;
+    ++e.assumed;
+  }
+  size_t entries = 0;
+  for (const auto& slot : *slots_) {
+    if (slot == nullptr) continue;
+    ++entries;
+    const Expected e = expected.count(slot->name) ? expected[slot->name] : Expected{};
+    if (!(slot->allocated == e.allocated) || slot->bound_pods != e.bound ||
+        slot->assumed_pods != e.assumed) {
+      return InternalError("node " + slot->name + ": allocated " + slot->allocated.ToString() +
+                           " (" + std::to_string(slot->bound_pods) + " bound, " +
+                           std::to_string(slot->assumed_pods) + " assumed), recomputed " +
+                           e.allocated.ToString() + " (" + std::to_string(e.bound) + " bound, " +
+                           std::to_string(e.assumed) + " assumed)");
+    }
+  }
+  for (const auto& [name, e] : expected) {
+    if (SlotOf(name) == kNoSlot) return InternalError("node " + name + ": holds pods, no entry");
+  }
+  if (index_->size() != entries) return InternalError("node index and table differ in size");
+  return Status::Ok();
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,91 @@
+// The steps filter and prioritize share, and the Pipeline's construction.
+#include "extender/pipeline.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace muster::extender {
+
+std::vector<std::string> ManagedResources(const PolicyConfig& config) {
+  std::vector<std::string> managed = config.extra_managed_resources;
+  managed.emplace_back(kNvidiaGpu);
+  std::sort(managed.begin(), managed.end());
+  managed.erase(std::unique(managed.begin(), managed.end()), managed.end());
+  std::erase(managed, "");
+  return managed;
+}
+
+std::string_view ReplyOutcomeName(ReplyOutcome outcome) {
+  switch (outcome) {
+    case ReplyOutcome::kOk:
+      return "ok";
+    case ReplyOutcome::kBadRequest:
+      return "bad_request";
+    case ReplyOutcome::kFault:
+      return "fault";
+  }
+  return "unknown";
+}
+
+StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body) {
+  StatusOr<kube::ExtenderArgs> args = kube::DecodeExtenderArgs(body);
+  if (!args.ok()) return args.status();
+  ExtenderRequest request{.pod = std::move(args->pod)};
+  Candidates& candidates = request.candidates;
+  // kube-scheduler fills exactly one of the two, by its nodeCacheCapable
+  // setting; should both come, the names decide (the recommended mode).
+  if (args->node_names.has_value()) {
+    candidates.cache_mode = true;
+    candidates.names = std::move(*args->node_names);
+  } else if (args->nodes.has_value()) {
+    candidates.cache_mode = false;
+    candidates.nodes = std::move(*args->nodes);
+    candidates.names.reserve(candidates.nodes.size());
+    for (const kube::NodeWithRaw& n : candidates.nodes)
+      candidates.names.push_back(n.node.meta.name);
+  } else {
+    return InvalidArgumentError("decode ExtenderArgs: neither Nodes nor NodeNames is set");
+  }
+  return request;
+}
+
+int64_t PodDemand::Credit(std::string_view node, std::string_view resource) const {
+  return own.has_value() && own->node == node ? own->resources.Get(resource) : 0;
+}
+
+Resources ManagedPart(const Resources& request, const std::vector<std::string>& managed) {
+  Resources part;
+  for (const std::string& resource : managed) {
+    const int64_t amount = request.Get(resource);
+    if (amount > 0) part.Set(resource, amount);
+  }
+  return part;
+}
+
+PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
+                   const ClusterSnapshot& snapshot) {
+  return PodDemand{.request = ManagedPart(pod.EffectiveRequest(), managed),
+                   .own = snapshot.pod_placement()};
+}
+
+GateVerdict AdmitByQueue(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/) {
+  // The queue issue decides here (capability, fair share, Inqueue phase).
+  return GateVerdict{};
+}
+
+GateVerdict AdmitByGang(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/) {
+  // The gang issue decides here (minMember reachable, reservation of the group).
+  return GateVerdict{};
+}
+
+GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot) {
+  // Queue before gang: a gang is only worth placing once its queue admits it.
+  GateVerdict queue = AdmitByQueue(pod, snapshot);
+  if (queue.action != GateAction::kAdmit) return queue;
+  return AdmitByGang(pod, snapshot);
+}
+
+Pipeline::Pipeline(PolicyConfig config, ClusterAccess* cluster)
+    : config_(std::move(config)), managed_(ManagedResources(config_)), cluster_(cluster) {}
+
+}  // namespace muster::extender

@@ -1,0 +1,325 @@
+// START HERE. The extender's verb pipeline: how one kube-scheduler request
+// becomes one reply, as a short sequence of named steps over the wire types
+// of kube/codec/extender_types.h and the cache of cluster_state.h.
+//
+//   kube-scheduler --POST {prefix}/filter--> HTTP layer --> Pipeline::Filter(body) --> VerbReply
+//
+// One file per verb, each reading top to bottom as its steps:
+//   filter.cc      decode -> snapshot -> admission -> gang -> fit -> encode
+//   prioritize.cc  decode -> snapshot -> admission -> gang -> score -> encode
+//   preempt.cc     decode -> snapshot -> admission -> gang -> narrow victims -> encode
+//   bind.cc        decode -> reserve (plan + Assume, atomically) -> [the HTTP layer
+//                  POSTs plan.binding] -> finish (keep or release the reservation) -> encode
+// pipeline.cc holds the steps the verbs share (decode of the candidates, the
+// pod-level gates, the demand of a pod).
+//
+// The wire contract (kube-scheduler v1.30-v1.34, extender-protocol.md §1-§3, §8):
+//  - filter and bind always answer HTTP 200; a fault (a body that does not
+//    decode, a bind that failed) travels in "Error", which fails the pod's
+//    cycle (SchedulerError, backoff) rather than calling it unschedulable.
+//  - prioritize and preempt have no Error field: a body that does not decode
+//    is HTTP 400 with a text body (kube-scheduler does not read it).
+//  - Only names that were sent come back, in NodeNames/Nodes, FailedNodes,
+//    FailedAndUnresolvableNodes and HostPriority; any other name would make
+//    kube-scheduler fail the call.
+//  - nodeCacheCapable: the reply takes the request's form. NodeNames in ->
+//    NodeNames out; Nodes in -> the passing Node objects echoed verbatim
+//    (NodeWithRaw::raw_json). Either way the decision uses the cache, never
+//    the Node objects of the request.
+//  - FailedNodes = Unschedulable: the node could take the pod once something
+//    changes there (preemption may try it). FailedAndUnresolvableNodes =
+//    preemption cannot help (the node is too small, or unknown to muster).
+//    Reasons are short and name no node, so kube-scheduler's FailedScheduling
+//    histogram ("0/16 nodes are available: 12 muster: needs 4 nvidia.com/gpu
+//    (2 free of 8), ...") aggregates them; the node is the map key already.
+//  - prioritize scores every candidate with an integer in [0, 10].
+//  - preempt answers NodeNameToMetaVictims (UIDs) in both modes and never
+//    keeps a node without victims (kube-scheduler rejects that reply).
+//
+// Verdicts are values (Verdict, GateVerdict, BindPlan), not Status: "does
+// not fit" is an answer. Status is only for faults (a body that does not
+// decode, a failed API call). Every verdict carries a bounded reason code
+// (kReason*) for metrics and a message for humans.
+//
+// The default policy: fit on the resources muster manages (nvidia.com/gpu
+// plus PolicyConfig::extra_managed_resources) against the cache; score by GPU
+// binpack (fewer partially used GPU nodes) or, configured, spread. Admission
+// (queue) and gang are pass-through steps that later policies fill in without
+// touching the HTTP layer or the wire code.
+//
+// Thread-safety: a Pipeline is immutable after construction; its methods may
+// run concurrently if its ClusterAccess is thread-safe (ClusterCache is).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/cluster_state.h"
+#include "kube/codec/extender_types.h"
+#include "model/api_objects.h"
+#include "model/pod.h"
+#include "model/resources.h"
+#include "model/status.h"
+
+namespace muster::extender {
+
+// ---------------------------------------------------------------------------
+// Configuration.
+
+enum class ScoreStrategy {
+  kBinpack,  // prefer nodes the pod fills up: keeps whole GPU nodes free
+  kSpread,   // prefer emptier nodes
+};
+
+struct PolicyConfig {
+  // Resources muster fits pods on besides nvidia.com/gpu, which is always
+  // managed (e.g. "rdma/hca"). Duplicates are ignored.
+  std::vector<std::string> extra_managed_resources;
+  ScoreStrategy score_strategy = ScoreStrategy::kBinpack;
+};
+
+// nvidia.com/gpu plus config.extra_managed_resources, sorted, unique.
+std::vector<std::string> ManagedResources(const PolicyConfig& config);
+
+// Annotations muster puts on the Binding; the API server merges them into
+// the pod atomically with spec.nodeName, so a restarted muster (and a human)
+// can tell what was placed where.
+inline constexpr std::string_view kAnnotationNode = "muster.io/node";
+// The managed resources muster placed, as Resources::ToString() writes them
+// ("nvidia.com/gpu=4"; "none" for a pod asking for none).
+inline constexpr std::string_view kAnnotationResources = "muster.io/resources";
+
+// ---------------------------------------------------------------------------
+// Reason codes: a bounded set, for metrics labels. Messages carry the numbers.
+
+inline constexpr std::string_view kReasonFits = "fits";
+inline constexpr std::string_view kReasonInsufficient = "insufficient";  // Unschedulable
+inline constexpr std::string_view kReasonExceedsNode = "exceeds_node";   // Unresolvable
+inline constexpr std::string_view kReasonNodeUnknown = "node_unknown";   // Unresolvable
+inline constexpr std::string_view kReasonAdmitted = "admitted";
+inline constexpr std::string_view kReasonBadRequest = "bad_request";
+// bind
+inline constexpr std::string_view kReasonBindPost = "post";
+inline constexpr std::string_view kReasonBound = "bound";
+inline constexpr std::string_view kReasonAlreadyBound = "already_bound";
+inline constexpr std::string_view kReasonBoundElsewhere = "bound_elsewhere";
+inline constexpr std::string_view kReasonPodUnknown = "pod_unknown";
+inline constexpr std::string_view kReasonPodMismatch = "pod_mismatch";
+inline constexpr std::string_view kReasonPodFinished = "pod_finished";
+inline constexpr std::string_view kReasonApiError = "api_error";
+// preempt
+inline constexpr std::string_view kReasonVictimsKept = "victims_kept";
+inline constexpr std::string_view kReasonNoVictims = "no_victims";
+
+// Every reason message starts so, to tell muster's reasons from in-tree ones
+// in a FailedScheduling event.
+inline constexpr std::string_view kReasonPrefix = "muster: ";
+
+// ---------------------------------------------------------------------------
+// Replies.
+
+enum class ReplyOutcome {
+  kOk,          // a decision was made and answered without Error (filter: whatever it was)
+  kBadRequest,  // the request did not decode, lacked a field or contradicted itself
+  kFault,       // the reply reports an error: bind refused or its POST failed
+};
+std::string_view ReplyOutcomeName(ReplyOutcome outcome);  // "ok" "bad_request" "fault"
+
+// How many nodes (filter), victim nodes (preempt) or pods (bind) each reason
+// code decided: the "decisions by reason" metric.
+using DecisionCounts = std::map<std::string_view, int64_t>;
+
+// What the HTTP layer writes back: status, content type and body as given.
+struct VerbReply {
+  int http_status = 200;
+  std::string_view content_type = "application/json";
+  std::string body;
+  ReplyOutcome outcome = ReplyOutcome::kOk;
+  DecisionCounts decisions;
+};
+
+// ---------------------------------------------------------------------------
+// Verdicts.
+
+enum class Verdict {
+  kFit,            // the node can take the pod
+  kUnschedulable,  // -> FailedNodes
+  kUnresolvable,   // -> FailedAndUnresolvableNodes
+};
+
+struct NodeVerdict {
+  Verdict verdict = Verdict::kFit;
+  std::string_view code = kReasonFits;
+  std::string reason;  // "" for kFit
+  friend bool operator==(const NodeVerdict&, const NodeVerdict&) = default;
+};
+
+enum class GateAction {
+  kAdmit,   // go on to fit and score
+  kWait,    // every node Unschedulable with `reason` (retried on cluster events)
+  kReject,  // every node Unresolvable with `reason`
+};
+
+// The verdict of a pod-level step (admission, gang), which holds for every node.
+struct GateVerdict {
+  GateAction action = GateAction::kAdmit;
+  std::string_view code = kReasonAdmitted;
+  std::string reason;
+  friend bool operator==(const GateVerdict&, const GateVerdict&) = default;
+};
+
+// ---------------------------------------------------------------------------
+// Steps shared by filter and prioritize (pipeline.cc).
+
+// The nodes kube-scheduler asks about, in the order it sent them.
+struct Candidates {
+  bool cache_mode = true;          // NodeNames was sent (nodeCacheCapable)
+  std::vector<std::string> names;  // both modes
+  // Non-cache mode: the Node items, parallel to `names`, echoed verbatim.
+  std::vector<kube::NodeWithRaw> nodes;
+};
+
+struct ExtenderRequest {
+  Pod pod;
+  Candidates candidates;
+};
+
+// decode: ExtenderArgs -> pod + candidates. InvalidArgument naming the JSON
+// path when the body does not decode, or when it carries neither Nodes nor
+// NodeNames (kube-scheduler always sends exactly one).
+StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body);
+
+// What a pod asks of a node in the resources muster manages, and where it
+// already holds resources (credited back on that node, so a retried filter
+// or bind does not count the pod against itself).
+struct PodDemand {
+  Resources request;  // managed resources with a positive request
+  std::optional<Placement> own;
+  // The credit for `resource` on node `node`: own's amount when own is there.
+  int64_t Credit(std::string_view node, std::string_view resource) const;
+};
+PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
+                   const ClusterSnapshot& snapshot);
+// The entries of `request` named in `managed` with a positive amount.
+Resources ManagedPart(const Resources& request, const std::vector<std::string>& managed);
+
+// admission (queue): may the pod's queue start it now? Pass-through: admits.
+GateVerdict AdmitByQueue(const Pod& pod, const ClusterSnapshot& snapshot);
+// gang: may the pod's group be placed now? Pass-through: admits.
+GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot);
+// Both gates in order; the first that does not admit decides.
+GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot);
+
+// ---------------------------------------------------------------------------
+// filter.cc
+
+// fit: can `node` (the cache's entry for the candidate; null when unknown)
+// take the demand? Unresolvable when unknown or when a request exceeds the
+// node's allocatable; Unschedulable when it exceeds what is free now.
+NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node);
+
+// ---------------------------------------------------------------------------
+// prioritize.cc
+
+// score: an integer in [0, 10]; 0 for unknown nodes, nodes the demand does
+// not fit, and pods that ask for no managed resource (neutral: the in-tree
+// scores decide). Otherwise the mean over the requested managed resources of
+// the node's share used after placement (binpack) or left free (spread).
+int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy);
+
+// ---------------------------------------------------------------------------
+// preempt.cc
+
+// The proposed victims in the Meta form (UIDs), whichever form was sent.
+std::map<std::string, kube::MetaVictims> ProposedVictims(const kube::ExtenderPreemptionArgs& args);
+// narrow: the victims muster agrees to, node by node. Default: all of them;
+// nodes without victims are dropped (kube-scheduler rejects them).
+std::map<std::string, kube::MetaVictims> NarrowVictims(
+    const Pod& preemptor, std::map<std::string, kube::MetaVictims> proposed,
+    const ClusterSnapshot& snapshot);
+
+// ---------------------------------------------------------------------------
+// bind.cc
+
+enum class BindAction {
+  kPost,          // POST plan.binding, then FinishBind(); capacity is reserved
+  kAlreadyBound,  // the cache sees the pod on this node: success, no POST
+  kReject,        // answer plan.error, no POST
+};
+
+struct BindPlan {
+  BindAction action = BindAction::kReject;
+  kube::ExtenderBindingArgs args;
+  Binding binding;    // kPost: pods/<name>/binding body, placement annotations set
+  std::string error;  // kReject: the reply's Error
+  std::string_view code = kReasonBadRequest;
+  ReplyOutcome outcome = ReplyOutcome::kBadRequest;
+  std::optional<AssumeResult> assumed;  // kPost: what the reservation did
+};
+
+// plan: the pure decision for one bind request, given what the cache knows
+// of the pod (null: unknown) and of the node (null: unknown) and where the
+// pod already holds resources. Does not reserve.
+BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
+                  const std::optional<Placement>& own, const std::vector<std::string>& managed);
+
+// reserve: PlanBind on `state`, then, for kPost, Assume() the pod's request
+// on the node, so no concurrent decision can hand out the same capacity.
+// REQUIRES: exclusive access to `state` (ClusterAccess::Exclusive).
+BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& args,
+                        const std::vector<std::string>& managed);
+
+// True when a failed Binding POST provably did not bind the pod (the API
+// answered a 4xx other than 409, or 429), so its reservation can go. Any
+// other failure may have bound it (a timeout, a 5xx, a 409 from an earlier
+// attempt): the reservation stays until the pod is seen or it expires.
+bool BindPostSurelyFailed(const Status& post);
+// True for the API's 409 "pod ... is already assigned to node \"<node>\"":
+// an earlier attempt of this very bind succeeded.
+bool AlreadyAssignedTo(const Status& post, std::string_view node);
+
+// ---------------------------------------------------------------------------
+// The pipeline.
+
+class Pipeline {
+ public:
+  // `cluster` must outlive the pipeline.
+  Pipeline(PolicyConfig config, ClusterAccess* cluster);
+
+  // POST {prefix}/filter: ExtenderArgs -> ExtenderFilterResult. Always 200.
+  VerbReply Filter(std::string_view body) const;
+  // POST {prefix}/prioritize: ExtenderArgs -> HostPriorityList. 400 when
+  // the body does not decode.
+  VerbReply Prioritize(std::string_view body) const;
+  // POST {prefix}/preempt: ExtenderPreemptionArgs -> ExtenderPreemptionResult.
+  // 400 when the body does not decode.
+  VerbReply Preempt(std::string_view body) const;
+
+  // POST {prefix}/bind, in three calls around the one I/O step:
+  //   BindPlan plan = pipeline.ReserveBind(body);
+  //   if (plan.action != BindAction::kPost) return pipeline.AnswerBind(plan);
+  //   Status post = <POST EncodeBinding(plan.binding) to pods/<name>/binding>;
+  //   return pipeline.FinishBind(plan, post);
+  // decode + reserve. A body that does not decode is a kReject plan.
+  BindPlan ReserveBind(std::string_view body) const;
+  // The reply for a plan that needs no POST (kAlreadyBound, kReject).
+  VerbReply AnswerBind(const BindPlan& plan) const;
+  // The reply after the POST of a kPost plan. On success the reservation
+  // stays until the bound pod is seen; on a failure that surely did not
+  // bind, it is released (Forget) so the capacity is free again.
+  VerbReply FinishBind(const BindPlan& plan, const Status& post) const;
+
+  const PolicyConfig& config() const { return config_; }
+  const std::vector<std::string>& managed_resources() const { return managed_; }
+
+ private:
+  const PolicyConfig config_;
+  const std::vector<std::string> managed_;
+  ClusterAccess* const cluster_;
+};
+
+}  // namespace muster::extender

@@ -1,0 +1,153 @@
+#include "extender/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "extender/testing/golden.h"
+#include "model/testing/builders.h"
+
+namespace muster::extender {
+namespace {
+
+using test::MakeNode;
+using test::MakePod;
+
+TEST(PipelineTest, ManagedResourcesAlwaysIncludeGpus) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> extra;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"default", {}, {"nvidia.com/gpu"}},
+      {"extra, sorted",
+       {"rdma/hca", "example.com/fpga"},
+       {"example.com/fpga", "nvidia.com/gpu", "rdma/hca"}},
+      {"duplicates and empties dropped",
+       {"nvidia.com/gpu", "rdma/hca", "rdma/hca", ""},
+       {"nvidia.com/gpu", "rdma/hca"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ManagedResources({.extra_managed_resources = c.extra}), c.want);
+  }
+}
+
+TEST(PipelineTest, DecodeExtenderRequestTakesTheCandidatesInOrder) {
+  const Pod pod = MakePod("p").Gpu(1);
+  const std::vector<Node> nodes = {MakeNode("b").Gpu(8), MakeNode("a").Gpu(8)};
+  struct Case {
+    std::string name;
+    std::string body;
+    bool cache_mode;
+    std::vector<std::string> names;
+  };
+  const std::vector<Case> cases = {
+      {"names", fixture::FilterArgs(pod, {"z", "a", "m"}), true, {"z", "a", "m"}},
+      {"no names", fixture::FilterArgs(pod, {}), true, {}},
+      {"nodes", fixture::FilterArgsWithNodes(pod, nodes), false, {"b", "a"}},
+      {"kube-scheduler's lower-case keys",
+       fixture::CodecFixture("filter_args_lowercase.json"),
+       true,
+       {"gpu-a1", "gpu-a2", "gpu-b1", "gpu-b2"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StatusOr<ExtenderRequest> request = DecodeExtenderRequest(c.body);
+    ASSERT_TRUE(request.ok()) << request.status();
+    EXPECT_EQ(request->candidates.cache_mode, c.cache_mode);
+    EXPECT_EQ(request->candidates.names, c.names);
+    EXPECT_EQ(request->candidates.nodes.size(), c.cache_mode ? 0u : c.names.size());
+  }
+}
+
+TEST(PipelineTest, DecodeExtenderRequestFaultsAreReadable) {
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string want_substring;
+  };
+  const std::vector<Case> cases = {
+      {"neither nodes nor names", R"({"Pod": {"metadata": {"name": "p"}}, "Nodes": null,
+         "NodeNames": null})",
+       "neither Nodes nor NodeNames is set"},
+      {"truncated", R"({"Pod": {"metadata": {"name": "p")", "decode ExtenderArgs"},
+      {"wrong type", R"({"Pod": {}, "NodeNames": "gpu-a1"})", "NodeNames"},
+      {"not an object", "[]", "decode ExtenderArgs"},
+      {"empty", "", "decode ExtenderArgs"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StatusOr<ExtenderRequest> request = DecodeExtenderRequest(c.body);
+    ASSERT_FALSE(request.ok());
+    EXPECT_EQ(request.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(request.status().message().find(c.want_substring), std::string::npos)
+        << request.status();
+  }
+}
+
+TEST(PipelineTest, DemandCountsOnlyManagedResources) {
+  struct Case {
+    std::string name;
+    Pod pod;
+    std::vector<std::string> managed;
+    Resources want;
+  };
+  const std::vector<Case> cases = {
+      {"gpus only",
+       MakePod("p").Cpu("4").Memory("8Gi").Gpu(2),
+       {"nvidia.com/gpu"},
+       Resources{{"nvidia.com/gpu", 2}}},
+      {"no gpus: empty demand", MakePod("p").Cpu("4"), {"nvidia.com/gpu"}, Resources{}},
+      {"an extra resource",
+       MakePod("p").Gpu(1).Request("rdma/hca", "1"),
+       {"nvidia.com/gpu", "rdma/hca"},
+       Resources{{"nvidia.com/gpu", 1}, {"rdma/hca", 1}}},
+      {"init container peak counts",
+       MakePod("p").Gpu(1).InitContainer(Resources{{"nvidia.com/gpu", 4}}),
+       {"nvidia.com/gpu"},
+       Resources{{"nvidia.com/gpu", 4}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const PodDemand demand = DemandOf(c.pod, c.managed, ClusterSnapshot());
+    EXPECT_EQ(demand.request, c.want);
+    EXPECT_EQ(demand.request.entries().size(), c.want.entries().size()) << "no zero entries";
+    EXPECT_FALSE(demand.own.has_value());
+  }
+}
+
+TEST(PipelineTest, DemandCreditsThePodsOwnPlacementOnItsNodeOnly) {
+  FakeClock clock;
+  ClusterState state(clock);
+  state.Assume("uid-p", "n1", Resources{{"nvidia.com/gpu", 2}});
+  const PodDemand demand =
+      DemandOf(MakePod("p").Gpu(2), {"nvidia.com/gpu"}, state.Snapshot("uid-p"));
+  EXPECT_EQ(demand.Credit("n1", "nvidia.com/gpu"), 2);
+  EXPECT_EQ(demand.Credit("n1", "pods"), 1);
+  EXPECT_EQ(demand.Credit("n2", "nvidia.com/gpu"), 0);
+}
+
+TEST(PipelineTest, DefaultGatesAdmitEveryPod) {
+  FakeClock clock;
+  ClusterState state(clock);
+  const ClusterSnapshot snapshot = state.Snapshot();
+  for (const Pod& pod : {Pod(MakePod("single").Gpu(1)), Pod(MakePod("member").Group("pg")),
+                         Pod(MakePod("queued").Queue("research"))}) {
+    SCOPED_TRACE(pod.meta.name);
+    EXPECT_EQ(AdmitByQueue(pod, snapshot), GateVerdict{});
+    EXPECT_EQ(AdmitByGang(pod, snapshot), GateVerdict{});
+    EXPECT_EQ(RunGates(pod, snapshot).action, GateAction::kAdmit);
+  }
+}
+
+TEST(PipelineTest, ReplyOutcomeNamesAreMetricLabels) {
+  EXPECT_EQ(ReplyOutcomeName(ReplyOutcome::kOk), "ok");
+  EXPECT_EQ(ReplyOutcomeName(ReplyOutcome::kBadRequest), "bad_request");
+  EXPECT_EQ(ReplyOutcomeName(ReplyOutcome::kFault), "fault");
+}
+
+}  // namespace
+}  // namespace muster::extender

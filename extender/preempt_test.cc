@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extender/pipeline.h"
+#include "extender/testing/golden.h"
+#include "model/testing/builders.h"
+
+namespace muster::extender {
+namespace {
+
+using test::MakePod;
+using VictimMap = std::map<std::string, kube::MetaVictims>;
+
+kube::MetaVictims Meta(std::vector<std::string> uids, int64_t pdb = 0) {
+  kube::MetaVictims m{.num_pdb_violations = pdb};
+  for (std::string& uid : uids) m.pods.push_back({.uid = std::move(uid)});
+  return m;
+}
+
+TEST(PreemptTest, ProposedVictimsInTheMetaForm) {
+  const Pod preemptor = MakePod("hi").Priority(1000);
+  struct Case {
+    std::string name;
+    kube::ExtenderPreemptionArgs args;
+    VictimMap want;
+  };
+  const std::vector<Case> cases = {
+      {"meta form kept",
+       {.pod = preemptor, .node_name_to_meta_victims = VictimMap{{"n1", Meta({"a", "b"}, 1)}}},
+       {{"n1", Meta({"a", "b"}, 1)}}},
+      {"full pods become their UIDs, in order",
+       {.pod = preemptor,
+        .node_name_to_victims =
+            std::map<std::string, kube::Victims>{
+                {"n1",
+                 {.pods = {MakePod("x").Uid("ux"), MakePod("y").Uid("uy")},
+                  .num_pdb_violations = 2}},
+                {"n2", {.pods = {MakePod("z").Uid("uz")}}}}},
+       {{"n1", Meta({"ux", "uy"}, 2)}, {"n2", Meta({"uz"})}}},
+      {"neither form", {.pod = preemptor}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ProposedVictims(c.args), c.want);
+  }
+}
+
+TEST(PreemptTest, NarrowKeepsEveryVictimAndDropsEmptyNodes) {
+  const VictimMap proposed = {{"n1", Meta({"a", "b"})}, {"n2", Meta({})}, {"n3", Meta({"c"}, 1)}};
+  const VictimMap kept = NarrowVictims(MakePod("hi"), proposed, ClusterSnapshot());
+  EXPECT_EQ(kept, (VictimMap{{"n1", Meta({"a", "b"})}, {"n3", Meta({"c"}, 1)}}));
+}
+
+TEST(PreemptTest, RepliesInTheMetaFormWithDecisions) {
+  fixture::TestCluster cluster;
+  kube::ExtenderPreemptionArgs args{
+      .pod = MakePod("hi").Gpu(8).Priority(1000),
+      .node_name_to_victims = std::map<std::string, kube::Victims>{
+          {"n1", {.pods = {MakePod("lo").Uid("u-lo").NodeName("n1")}}}, {"n2", {}}}};
+  const VerbReply reply = cluster.pipeline.Preempt(kube::EncodeExtenderPreemptionArgs(args));
+  EXPECT_EQ(reply.http_status, 200);
+  EXPECT_EQ(reply.decisions, (DecisionCounts{{kReasonVictimsKept, 1}, {kReasonNoVictims, 1}}));
+  StatusOr<kube::ExtenderPreemptionResult> result =
+      kube::DecodeExtenderPreemptionResult(reply.body);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->node_name_to_meta_victims, (VictimMap{{"n1", Meta({"u-lo"})}}));
+}
+
+TEST(PreemptTest, ABodyThatDoesNotDecodeIsABadRequest) {
+  fixture::TestCluster cluster;
+  const VerbReply reply =
+      cluster.pipeline.Preempt(R"({"Pod": {}, "NodeNameToMetaVictims": {"n1": {"Pods": 3}}})");
+  EXPECT_EQ(reply.http_status, 400) << "preempt has no Error field";
+  EXPECT_EQ(reply.outcome, ReplyOutcome::kBadRequest);
+  EXPECT_TRUE(reply.body.starts_with("muster: decode ExtenderPreemptionArgs")) << reply.body;
+  EXPECT_NE(reply.body.find("Pods"), std::string::npos) << "names the field: " << reply.body;
+}
+
+}  // namespace
+}  // namespace muster::extender

@@ -1,0 +1,71 @@
+// POST {prefix}/prioritize: how much muster prefers each node kube-scheduler
+// sent (0-10; kube-scheduler multiplies by the extender weight and by 10).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "extender/pipeline.h"
+
+namespace muster::extender {
+namespace {
+
+// prioritize has no Error field: a fault is a non-200 status.
+VerbReply PrioritizeFault(const Status& status) {
+  return VerbReply{.http_status = 400,
+                   .content_type = "text/plain; charset=utf-8",
+                   .body = std::string(kReasonPrefix) + status.message() + "\n",
+                   .outcome = ReplyOutcome::kBadRequest,
+                   .decisions = {{kReasonBadRequest, 1}}};
+}
+
+VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64_t>& scores) {
+  kube::HostPriorityList list;
+  list.reserve(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    list.push_back(kube::HostPriority{.host = candidates.names[i], .score = scores[i]});
+  }
+  return VerbReply{.body = kube::EncodeHostPriorityList(list)};
+}
+
+}  // namespace
+
+int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy) {
+  if (node == nullptr || !node->known() || demand.request.empty()) return 0;
+  if (FitOnNode(demand, node).verdict != Verdict::kFit) return 0;
+  double shares = 0;
+  for (const auto& [resource, need] : demand.request.entries()) {
+    // Fits, so total >= need > 0.
+    const int64_t total = node->allocatable.Get(resource);
+    const int64_t used_after = std::clamp<int64_t>(
+        node->allocated.Get(resource) - demand.Credit(node->name, resource) + need, 0, total);
+    const int64_t counted = strategy == ScoreStrategy::kBinpack ? used_after : total - used_after;
+    shares += static_cast<double>(counted) / static_cast<double>(total);
+  }
+  const double mean = shares / static_cast<double>(demand.request.entries().size());
+  return std::clamp<int64_t>(std::lround(mean * kube::kMaxExtenderPriority),
+                             kube::kMinExtenderPriority, kube::kMaxExtenderPriority);
+}
+
+VerbReply Pipeline::Prioritize(std::string_view body) const {
+  // decode: the pod and the nodes that passed every filter.
+  StatusOr<ExtenderRequest> request = DecodeExtenderRequest(body);
+  if (!request.ok()) return PrioritizeFault(request.status());
+  const Candidates& candidates = request->candidates;
+  std::vector<int64_t> scores(candidates.names.size(), kube::kMinExtenderPriority);
+  // snapshot: the same view for every node's score.
+  const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
+  // admission, gang: a held pod is not placed, so muster prefers no node.
+  if (RunGates(request->pod, snapshot).action != GateAction::kAdmit) {
+    return EncodePriorities(candidates, scores);
+  }
+  // score: every candidate against the cache.
+  const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    scores[i] = ScoreNode(demand, snapshot.FindNode(candidates.names[i]), config_.score_strategy);
+  }
+  // encode: one HostPriority per name sent, in the order sent.
+  return EncodePriorities(candidates, scores);
+}
+
+}  // namespace muster::extender
