@@ -37,6 +37,6 @@ function(muster_module name)
                           GTest::gmock GTest::gtest_main muster_flags)
     target_compile_definitions(${target}_test PRIVATE
                                MUSTER_TESTDATA_DIR="${M_DIR}/testdata")
-    gtest_discover_tests(${target}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${target}_test PROPERTIES LABELS unit TIMEOUT 120 DISCOVERY_TIMEOUT 60)
   endif()
 endfunction()

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/version.h"
+#include "extender/app.h"
 
 namespace {
 
@@ -21,6 +22,9 @@ int RunVersion(const std::vector<std::string>& /*args*/) {
 
 const std::map<std::string, std::pair<Subcommand, std::string_view>>& Subcommands() {
   static const auto* table = new std::map<std::string, std::pair<Subcommand, std::string_view>>{
+      {"extender",
+       {muster::extender::RunExtender,
+        "serve the kube-scheduler extender protocol (see muster extender --help)"}},
       {"version", {RunVersion, "print the version and exit"}},
   };
   return *table;

@@ -1,5 +1,6 @@
 #include "extender/cluster_state.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -29,6 +30,17 @@ bool SameContribution(const PodRecord& a, const PodRecord& b) {
   return a.node_name == b.node_name && a.request == b.request;
 }
 
+// The indexed resources: the first kMaxIndexedResources distinct non-empty names.
+std::vector<std::string> IndexedResources(const std::vector<std::string>& wanted) {
+  std::vector<std::string> out;
+  for (const std::string& name : wanted) {
+    if (name.empty() || std::find(out.begin(), out.end(), name) != out.end()) continue;
+    if (out.size() == kMaxIndexedResources) break;
+    out.push_back(name);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view AssumeResultName(AssumeResult result) {
@@ -47,15 +59,88 @@ std::string_view AssumeResultName(AssumeResult result) {
   return "unknown";
 }
 
+// ---- NodeIndex ----
+
+size_t NodeIndex::Position(std::string_view name, const NodeSlots& slots) const {
+  if (table_.empty()) return 0;
+  const uint64_t hash = Hash(name);
+  const size_t mask = table_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Entry& e = table_[i];
+    if (e.slot == kNone) return table_.size();
+    if (e.hash == hash && slots[e.slot]->name == name) return i;
+  }
+}
+
+uint32_t NodeIndex::Find(std::string_view name, const NodeSlots& slots) const {
+  const size_t i = Position(name, slots);
+  return i < table_.size() ? table_[i].slot : kNone;
+}
+
+void NodeIndex::Insert(std::string_view name, uint32_t slot) {
+  if (2 * (size_ + 1) > table_.size()) Grow();
+  const uint64_t hash = Hash(name);
+  const size_t mask = table_.size() - 1;
+  size_t i = hash & mask;
+  while (table_[i].slot != kNone) i = (i + 1) & mask;
+  table_[i] = Entry{.hash = hash, .slot = slot};
+  ++size_;
+}
+
+void NodeIndex::Erase(std::string_view name, const NodeSlots& slots) {
+  size_t hole = Position(name, slots);
+  if (hole >= table_.size()) return;
+  // Backward-shift deletion: move later entries of the probe run into the
+  // hole when their home position allows, so no tombstones are needed.
+  const size_t mask = table_.size() - 1;
+  for (size_t i = (hole + 1) & mask; table_[i].slot != kNone; i = (i + 1) & mask) {
+    const size_t home = table_[i].hash & mask;
+    // The entry may fill the hole unless its home lies cyclically in (hole, i].
+    const bool home_after_hole =
+        hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+    if (!home_after_hole) {
+      table_[hole] = table_[i];
+      hole = i;
+    }
+  }
+  table_[hole] = Entry{};
+  --size_;
+}
+
+void NodeIndex::Grow() {
+  std::vector<Entry> old = std::move(table_);
+  table_.assign(old.empty() ? 16 : 2 * old.size(), Entry{});
+  const size_t mask = table_.size() - 1;
+  for (const Entry& e : old) {
+    if (e.slot == kNone) continue;
+    size_t i = e.hash & mask;
+    while (table_[i].slot != kNone) i = (i + 1) & mask;
+    table_[i] = e;
+  }
+}
+
+// ---- ClusterSnapshot ----
+
+int ClusterSnapshot::IndexOf(std::string_view resource) const {
+  if (indexed_resources_ == nullptr) return -1;
+  const auto& names = *indexed_resources_;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == resource) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 const NodeInfo* ClusterSnapshot::FindNode(std::string_view name) const {
   if (index_ == nullptr) return nullptr;
-  auto it = index_->find(name);
-  return it == index_->end() ? nullptr : (*slots_)[it->second].get();
+  const uint32_t slot = index_->Find(name, *slots_);
+  return slot == NodeIndex::kNone ? nullptr : (*slots_)[slot].get();
 }
 
 ClusterState::ClusterState(const Clock& clock, ClusterStateOptions options)
     : clock_(clock),
       options_(options),
+      indexed_resources_(std::make_shared<const std::vector<std::string>>(
+          IndexedResources(options_.indexed_resources))),
       slots_(std::make_shared<Slots>()),
       index_(std::make_shared<Index>()) {}
 
@@ -77,10 +162,7 @@ ClusterState::Index& ClusterState::MutableIndex() {
   return *index_;
 }
 
-uint32_t ClusterState::SlotOf(std::string_view name) const {
-  auto it = index_->find(name);
-  return it == index_->end() ? kNoSlot : it->second;
-}
+uint32_t ClusterState::SlotOf(std::string_view name) const { return index_->Find(name, *slots_); }
 
 uint32_t ClusterState::SlotOrCreate(std::string_view name) {
   uint32_t slot = SlotOf(name);
@@ -96,7 +178,7 @@ uint32_t ClusterState::SlotOrCreate(std::string_view name) {
     free_slots_.pop_back();
     slots[slot] = std::move(info);
   }
-  MutableIndex().emplace(std::string(name), slot);
+  MutableIndex().Insert(name, slot);
   return slot;
 }
 
@@ -106,15 +188,24 @@ void ClusterState::ChangeNode(uint32_t slot, Fn&& change) {
   // Copy-on-write: snapshots keep the NodeInfo they saw.
   auto info = std::make_shared<NodeInfo>(*slots[slot]);
   change(*info);
+  RefreshIndexed(*info);
   slots[slot] = std::move(info);
   ++generation_;
   FreeSlotIfEmpty(slot);
 }
 
+void ClusterState::RefreshIndexed(NodeInfo& info) const {
+  const std::vector<std::string>& names = *indexed_resources_;
+  for (size_t i = 0; i < names.size(); ++i) {
+    info.indexed_allocatable[i] = info.allocatable.Get(names[i]);
+    info.indexed_allocated[i] = info.allocated.Get(names[i]);
+  }
+}
+
 void ClusterState::FreeSlotIfEmpty(uint32_t slot) {
   const NodeInfo& info = *(*slots_)[slot];
   if (info.known() || info.bound_pods != 0 || info.assumed_pods != 0) return;
-  MutableIndex().erase(info.name);
+  MutableIndex().Erase(info.name, *slots_);
   MutableSlots()[slot] = nullptr;
   free_slots_.push_back(slot);
 }
@@ -243,6 +334,7 @@ ClusterSnapshot ClusterState::Snapshot(std::string_view pod_uid) {
   ClusterSnapshot snapshot;
   snapshot.slots_ = slots_;
   snapshot.index_ = index_;
+  snapshot.indexed_resources_ = indexed_resources_;
   snapshot.known_nodes_ = known_nodes_;
   snapshot.time_ = clock_.Now();
   snapshot.generation_ = generation_;
@@ -293,6 +385,12 @@ Status ClusterState::CheckAccounting() const {
     if (slot == nullptr) continue;
     ++entries;
     const Expected e = expected.count(slot->name) ? expected[slot->name] : Expected{};
+    NodeInfo refreshed = *slot;
+    RefreshIndexed(refreshed);
+    if (refreshed.indexed_allocatable != slot->indexed_allocatable ||
+        refreshed.indexed_allocated != slot->indexed_allocated) {
+      return InternalError("node " + slot->name + ": indexed amounts out of step");
+    }
     if (!(slot->allocated == e.allocated) || slot->bound_pods != e.bound ||
         slot->assumed_pods != e.assumed) {
       return InternalError("node " + slot->name + ": allocated " + slot->allocated.ToString() +

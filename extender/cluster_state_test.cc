@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -443,6 +445,69 @@ TEST(ClusterStateTest, RandomEventsKeepAccountingExact) {
     state.Snapshot().ForEachNode([&](const NodeInfo&) { ++entries; });
     EXPECT_EQ(entries, 0);
   }
+}
+
+// The flat name index against a std::map model, over enough names that probe
+// runs collide, wrap around the table and are shifted back on erase.
+TEST(NodeIndexTest, FindsWhatWasInsertedAndNotWhatWasErased) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    NodeSlots slots;
+    NodeIndex index;
+    std::map<std::string, uint32_t> model;
+    for (int step = 0; step < 20000; ++step) {
+      const std::string name = "node-" + std::to_string(rng() % 3000);
+      auto it = model.find(name);
+      if (it == model.end()) {
+        slots.push_back(std::make_shared<const NodeInfo>(NodeInfo{.name = name}));
+        const auto slot = static_cast<uint32_t>(slots.size() - 1);
+        index.Insert(name, slot);
+        model.emplace(name, slot);
+      } else if (rng() % 2 == 0) {
+        index.Erase(name, slots);
+        model.erase(it);
+      }
+      ASSERT_EQ(index.size(), model.size());
+    }
+    for (int i = 0; i < 3000; ++i) {
+      const std::string name = "node-" + std::to_string(i);
+      auto it = model.find(name);
+      EXPECT_EQ(index.Find(name, slots), it == model.end() ? NodeIndex::kNone : it->second) << name;
+    }
+    EXPECT_EQ(index.Find("not-a-node", slots), NodeIndex::kNone);
+  }
+}
+
+TEST(ClusterStateTest, IndexedAmountsFollowTheResources) {
+  FakeClock clock;
+  // A duplicate and "" are ignored; the order given is the index order.
+  ClusterState state(clock, {.indexed_resources = {"rdma/hca", "", "nvidia.com/gpu", "rdma/hca"}});
+  state.UpsertNode(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 4));
+  state.UpsertPod(Bound("a", "n1", 3));
+  state.UpsertPod(Bound("b", "n1", 2));
+  state.DeletePod("uid-a");
+  state.Assume("uid-c", "n1", Resources{{"nvidia.com/gpu", 1}, {"rdma/hca", 1}});
+  ASSERT_TRUE(state.CheckAccounting().ok()) << state.CheckAccounting();
+  const ClusterSnapshot snapshot = state.Snapshot();
+  struct Case {
+    std::string resource;
+    int index;
+    int64_t allocatable;
+    int64_t allocated;
+  };
+  const std::vector<Case> cases = {
+      {"rdma/hca", 0, 4, 1}, {"nvidia.com/gpu", 1, 8, 3}, {"cpu", -1, 0, 0}};
+  const NodeInfo* node = snapshot.FindNode("n1");
+  ASSERT_NE(node, nullptr);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.resource);
+    ASSERT_EQ(snapshot.IndexOf(c.resource), c.index);
+    if (c.index < 0) continue;
+    EXPECT_EQ(node->indexed_allocatable[static_cast<size_t>(c.index)], c.allocatable);
+    EXPECT_EQ(node->indexed_allocated[static_cast<size_t>(c.index)], c.allocated);
+  }
+  EXPECT_EQ(ClusterSnapshot().IndexOf("nvidia.com/gpu"), -1);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // POST {prefix}/filter: which of the nodes kube-scheduler sent can take the pod.
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,53 +36,109 @@ VerbReply FilterFault(const Status& status) {
                    .decisions = {{kReasonBadRequest, 1}}};
 }
 
+// The verdicts of one filter call, deduplicated: nodes in the same state
+// share one NodeVerdict and its message, so a reply to 5000 names builds a
+// handful of strings rather than one per failed node.
+struct FilterVerdicts {
+  std::vector<NodeVerdict> distinct;
+  std::vector<uint32_t> of_node;  // index into distinct, parallel to the candidates
+};
+
 // A gate that holds the pod holds it on every node, for the same reason.
-std::vector<NodeVerdict> GateVerdicts(const GateVerdict& gate, size_t nodes) {
+FilterVerdicts GateVerdicts(const GateVerdict& gate, size_t nodes) {
   const Verdict verdict =
       gate.action == GateAction::kReject ? Verdict::kUnresolvable : Verdict::kUnschedulable;
-  return std::vector<NodeVerdict>(
-      nodes, NodeVerdict{.verdict = verdict, .code = gate.code, .reason = gate.reason});
+  return FilterVerdicts{
+      .distinct = {NodeVerdict{.verdict = verdict, .code = gate.code, .reason = gate.reason}},
+      .of_node = std::vector<uint32_t>(nodes, 0)};
 }
 
-std::vector<NodeVerdict> FitAll(const Candidates& candidates, const PodDemand& demand,
-                                const ClusterSnapshot& snapshot) {
-  std::vector<NodeVerdict> verdicts;
-  verdicts.reserve(candidates.names.size());
-  for (const std::string& name : candidates.names) {
-    verdicts.push_back(FitOnNode(demand, snapshot.FindNode(name)));
+// What FitOnNode's verdict and message depend on besides the demand: per
+// requested resource, the node's allocatable and its free amount (credit
+// included; clamped at 0 as the message shows it, which changes no verdict
+// since every requested amount is positive).
+void FitStateKey(const PodDemand& demand, const NodeInfo& node, std::vector<int64_t>* key) {
+  key->clear();
+  const auto& entries = demand.request.entries();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const PodDemand::Amounts has = demand.AmountsOn(node, k);
+    key->push_back(has.allocatable);
+    key->push_back(std::max<int64_t>(
+        has.allocatable - has.allocated + demand.Credit(node.name, entries[k].first), 0));
   }
-  return verdicts;
+}
+
+FilterVerdicts FitAll(const Candidates& candidates, const PodDemand& demand,
+                      const ClusterSnapshot& snapshot) {
+  constexpr uint32_t kFits = 0;
+  constexpr uint32_t kNone = ~uint32_t{0};
+  FilterVerdicts out{.distinct = {NodeVerdict{}}};
+  out.of_node.reserve(candidates.names.size());
+  std::map<std::vector<int64_t>, uint32_t> by_state;  // failed known nodes
+  std::vector<int64_t> key;
+  uint32_t unknown = kNone;
+  auto add = [&out](NodeVerdict verdict) {
+    out.distinct.push_back(std::move(verdict));
+    return static_cast<uint32_t>(out.distinct.size() - 1);
+  };
+  for (const std::string& name : candidates.names) {
+    const NodeInfo* node = snapshot.FindNode(name);
+    if (node == nullptr || !node->known()) {
+      if (unknown == kNone) unknown = add(FitOnNode(demand, nullptr));
+      out.of_node.push_back(unknown);
+    } else if (FitVerdictOnNode(demand, node) == Verdict::kFit) {
+      out.of_node.push_back(kFits);
+    } else {
+      FitStateKey(demand, *node, &key);
+      auto it = by_state.find(key);
+      if (it == by_state.end()) it = by_state.emplace(key, add(FitOnNode(demand, node))).first;
+      out.of_node.push_back(it->second);
+    }
+  }
+  return out;
 }
 
 // The reply in the request's form, with only the names that were sent.
-VerbReply EncodeFilterReply(Candidates candidates, const std::vector<NodeVerdict>& verdicts) {
-  kube::ExtenderFilterResult result;
-  VerbReply reply;
-  std::vector<std::string> passing_names;
-  std::vector<kube::NodeWithRaw> passing_nodes;
-  for (size_t i = 0; i < verdicts.size(); ++i) {
-    const NodeVerdict& v = verdicts[i];
-    ++reply.decisions[v.code];
+VerbReply EncodeFilterReply(const Candidates& candidates, const FilterVerdicts& verdicts) {
+  kube::FilterReplyView view{.cache_mode = candidates.cache_mode};
+  std::vector<int64_t> count(verdicts.distinct.size(), 0);
+  for (size_t i = 0; i < verdicts.of_node.size(); ++i) {
+    const uint32_t index = verdicts.of_node[i];
+    const NodeVerdict& v = verdicts.distinct[index];
+    ++count[index];
     if (v.verdict == Verdict::kUnresolvable) {
-      result.failed_and_unresolvable_nodes[candidates.names[i]] = v.reason;
+      view.failed_and_unresolvable_nodes.emplace_back(candidates.names[i], v.reason);
     } else if (v.verdict == Verdict::kUnschedulable) {
-      result.failed_nodes[candidates.names[i]] = v.reason;
+      view.failed_nodes.emplace_back(candidates.names[i], v.reason);
     } else if (candidates.cache_mode) {
-      passing_names.push_back(std::move(candidates.names[i]));
+      view.node_names.push_back(candidates.names[i]);
     } else {
-      passing_nodes.push_back(std::move(candidates.nodes[i]));
+      view.nodes.push_back(&candidates.nodes[i]);
     }
   }
-  if (candidates.cache_mode) {
-    result.node_names = std::move(passing_names);
-  } else {
-    result.nodes = std::move(passing_nodes);
+  VerbReply reply{.body = kube::EncodeFilterReplyView(view)};
+  for (size_t d = 0; d < count.size(); ++d) {
+    if (count[d] > 0) reply.decisions[verdicts.distinct[d].code] += count[d];
   }
-  reply.body = kube::EncodeExtenderFilterResult(result);
   return reply;
 }
 
 }  // namespace
+
+Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node) {
+  if (node == nullptr || !node->known()) return Verdict::kUnresolvable;
+  Verdict verdict = Verdict::kFit;
+  const auto& entries = demand.request.entries();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const auto& [resource, need] = entries[k];
+    const PodDemand::Amounts has = demand.AmountsOn(*node, k);
+    if (need > has.allocatable) return Verdict::kUnresolvable;
+    if (need > has.allocatable - has.allocated + demand.Credit(node->name, resource)) {
+      verdict = Verdict::kUnschedulable;
+    }
+  }
+  return verdict;
+}
 
 NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node) {
   if (node == nullptr || !node->known()) {
@@ -116,14 +174,14 @@ VerbReply Pipeline::Filter(std::string_view body) const {
   // admission, gang: pod-level gates; a held pod fails on every node alike.
   const GateVerdict gate = RunGates(request->pod, snapshot);
   if (gate.action != GateAction::kAdmit) {
-    const size_t n = request->candidates.names.size();
-    return EncodeFilterReply(std::move(request->candidates), GateVerdicts(gate, n));
+    return EncodeFilterReply(request->candidates,
+                             GateVerdicts(gate, request->candidates.names.size()));
   }
   // fit: every candidate against the cache, not against the request's nodes.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
-  std::vector<NodeVerdict> verdicts = FitAll(request->candidates, demand, snapshot);
+  const FilterVerdicts verdicts = FitAll(request->candidates, demand, snapshot);
   // encode: the reply in the request's form.
-  return EncodeFilterReply(std::move(request->candidates), verdicts);
+  return EncodeFilterReply(request->candidates, verdicts);
 }
 
 }  // namespace muster::extender

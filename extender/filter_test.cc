@@ -2,10 +2,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "extender/pipeline.h"
 #include "extender/testing/golden.h"
+#include "model/clock.h"
 #include "model/testing/builders.h"
 
 namespace muster::extender {
@@ -93,6 +95,41 @@ TEST(FitOnNodeTest, VerdictsAndReasons) {
     SCOPED_TRACE(c.name);
     const NodeInfo* node = c.node.has_value() ? &*c.node : nullptr;
     EXPECT_EQ(FitOnNode(c.demand, node), c.want);
+    EXPECT_EQ(FitVerdictOnNode(c.demand, node), c.want.verdict);
+  }
+}
+
+// The cache keeps some resources' amounts in flat arrays (DemandOf points
+// the demand at them); fit decides exactly as when it searches the entries.
+TEST(FitOnNodeTest, IndexedAndSearchedAmountsDecideAlike) {
+  FakeClock clock;
+  ClusterState state(clock, {.indexed_resources = {"nvidia.com/gpu", "rdma/hca"}});
+  state.UpsertNode(MakeNode("free").Gpu(8).AllocatableAmount("rdma/hca", 2));
+  state.UpsertNode(MakeNode("short").Gpu(8).AllocatableAmount("rdma/hca", 2));
+  state.UpsertNode(MakeNode("small").Gpu(2).AllocatableAmount("rdma/hca", 2));
+  state.UpsertPod(MakePod("user").Gpu(6).NodeName("short").Phase("Running"));
+  state.UpsertPod(MakePod("me").Gpu(4).NodeName("short").Phase("Running"));
+  const ClusterSnapshot snapshot = state.Snapshot("uid-me");
+  const std::vector<std::string> managed = {"nvidia.com/gpu", "rdma/hca"};
+  const std::vector<std::pair<std::string, Pod>> pods = {
+      {"gpus only", MakePod("me").Gpu(4)},
+      {"gpus and hcas", MakePod("me").Gpu(4).Request("rdma/hca", "1")},
+      {"more hcas than any node has", MakePod("me").Gpu(1).Request("rdma/hca", "3")},
+  };
+  for (const auto& [name, pod] : pods) {
+    SCOPED_TRACE(name);
+    const PodDemand indexed = DemandOf(pod, managed, snapshot);
+    ASSERT_EQ(indexed.indexed.size(), indexed.request.entries().size());
+    PodDemand searched = indexed;
+    searched.indexed.clear();
+    for (const char* node_name : {"free", "short", "small", "unknown"}) {
+      SCOPED_TRACE(node_name);
+      const NodeInfo* node = snapshot.FindNode(node_name);
+      EXPECT_EQ(FitOnNode(indexed, node), FitOnNode(searched, node));
+      EXPECT_EQ(FitVerdictOnNode(indexed, node), FitVerdictOnNode(searched, node));
+      EXPECT_EQ(ScoreNode(indexed, node, ScoreStrategy::kBinpack),
+                ScoreNode(searched, node, ScoreStrategy::kBinpack));
+    }
   }
 }
 

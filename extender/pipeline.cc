@@ -64,8 +64,13 @@ Resources ManagedPart(const Resources& request, const std::vector<std::string>& 
 
 PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
                    const ClusterSnapshot& snapshot) {
-  return PodDemand{.request = ManagedPart(pod.EffectiveRequest(), managed),
+  PodDemand demand{.request = ManagedPart(pod.EffectiveRequest(), managed),
                    .own = snapshot.pod_placement()};
+  demand.indexed.reserve(demand.request.entries().size());
+  for (const auto& [resource, amount] : demand.request.entries()) {
+    demand.indexed.push_back(snapshot.IndexOf(resource));
+  }
+  return demand;
 }
 
 GateVerdict AdmitByQueue(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/) {

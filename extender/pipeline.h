@@ -199,8 +199,26 @@ StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body);
 struct PodDemand {
   Resources request;  // managed resources with a positive request
   std::optional<Placement> own;
+  // Per entry of request, ClusterSnapshot::IndexOf its resource (-1: not
+  // indexed). Empty (or short) means "search NodeInfo's Resources": same
+  // amounts, only slower.
+  std::vector<int> indexed;
   // The credit for `resource` on node `node`: own's amount when own is there.
   int64_t Credit(std::string_view node, std::string_view resource) const;
+  // What `node` has of request.entries()[entry]'s resource.
+  struct Amounts {
+    int64_t allocatable = 0;
+    int64_t allocated = 0;
+  };
+  Amounts AmountsOn(const NodeInfo& node, size_t entry) const {
+    const int i = entry < indexed.size() ? indexed[entry] : -1;
+    if (i >= 0) {
+      const auto at = static_cast<size_t>(i);
+      return {node.indexed_allocatable[at], node.indexed_allocated[at]};
+    }
+    const std::string& resource = request.entries()[entry].first;
+    return {node.allocatable.Get(resource), node.allocated.Get(resource)};
+  }
 };
 PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
                    const ClusterSnapshot& snapshot);
@@ -221,6 +239,9 @@ GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot);
 // take the demand? Unresolvable when unknown or when a request exceeds the
 // node's allocatable; Unschedulable when it exceeds what is free now.
 NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node);
+// FitOnNode(demand, node).verdict, without building a message: the check the
+// hot paths (filter of a fitting node, prioritize) run for every candidate.
+Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node);
 
 // ---------------------------------------------------------------------------
 // prioritize.cc

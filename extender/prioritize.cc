@@ -19,11 +19,12 @@ VerbReply PrioritizeFault(const Status& status) {
                    .decisions = {{kReasonBadRequest, 1}}};
 }
 
-VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64_t>& scores) {
+// Takes the names: the list is encoded once, so they need not be copied.
+VerbReply EncodePriorities(Candidates* candidates, const std::vector<int64_t>& scores) {
   kube::HostPriorityList list;
   list.reserve(scores.size());
   for (size_t i = 0; i < scores.size(); ++i) {
-    list.push_back(kube::HostPriority{.host = candidates.names[i], .score = scores[i]});
+    list.push_back(kube::HostPriority{.host = std::move(candidates->names[i]), .score = scores[i]});
   }
   return VerbReply{.body = kube::EncodeHostPriorityList(list)};
 }
@@ -32,13 +33,16 @@ VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64
 
 int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy) {
   if (node == nullptr || !node->known() || demand.request.empty()) return 0;
-  if (FitOnNode(demand, node).verdict != Verdict::kFit) return 0;
+  if (FitVerdictOnNode(demand, node) != Verdict::kFit) return 0;
   double shares = 0;
-  for (const auto& [resource, need] : demand.request.entries()) {
+  const auto& entries = demand.request.entries();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const auto& [resource, need] = entries[k];
+    const PodDemand::Amounts has = demand.AmountsOn(*node, k);
     // Fits, so total >= need > 0.
-    const int64_t total = node->allocatable.Get(resource);
-    const int64_t used_after = std::clamp<int64_t>(
-        node->allocated.Get(resource) - demand.Credit(node->name, resource) + need, 0, total);
+    const int64_t total = has.allocatable;
+    const int64_t used_after =
+        std::clamp<int64_t>(has.allocated - demand.Credit(node->name, resource) + need, 0, total);
     const int64_t counted = strategy == ScoreStrategy::kBinpack ? used_after : total - used_after;
     shares += static_cast<double>(counted) / static_cast<double>(total);
   }
@@ -51,13 +55,13 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   // decode: the pod and the nodes that passed every filter.
   StatusOr<ExtenderRequest> request = DecodeExtenderRequest(body);
   if (!request.ok()) return PrioritizeFault(request.status());
-  const Candidates& candidates = request->candidates;
+  Candidates& candidates = request->candidates;
   std::vector<int64_t> scores(candidates.names.size(), kube::kMinExtenderPriority);
   // snapshot: the same view for every node's score.
   const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
   // admission, gang: a held pod is not placed, so muster prefers no node.
   if (RunGates(request->pod, snapshot).action != GateAction::kAdmit) {
-    return EncodePriorities(candidates, scores);
+    return EncodePriorities(&candidates, scores);
   }
   // score: every candidate against the cache.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
@@ -65,7 +69,7 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
     scores[i] = ScoreNode(demand, snapshot.FindNode(candidates.names[i]), config_.score_strategy);
   }
   // encode: one HostPriority per name sent, in the order sent.
-  return EncodePriorities(candidates, scores);
+  return EncodePriorities(&candidates, scores);
 }
 
 }  // namespace muster::extender

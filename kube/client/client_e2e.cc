@@ -15,8 +15,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -287,8 +287,8 @@ Status CompactEtcd(int port) {
     return InternalError("etcd range answer without header.revision: " + range->body);
   }
   std::string revision = doc["header"]["revision"].GetString();
-  auto compacted = etcd.Post("/v3/kv/compaction", R"({"revision":")" + revision + R"("})",
-                             "application/json");
+  auto compacted =
+      etcd.Post("/v3/kv/compaction", R"({"revision":")" + revision + R"("})", "application/json");
   if (!compacted || compacted->status != 200) return UnavailableError("etcd compaction failed");
   return Status::Ok();
 }

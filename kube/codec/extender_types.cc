@@ -1,5 +1,6 @@
 #include "kube/codec/extender_types.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "kube/codec/core_codec.h"
@@ -164,24 +165,31 @@ void DecodePreemptionResultFrom(DecodeContext& ctx, const JsonValue& v,
 // Encoding helpers. Keys are PascalCase and nothing is omitted: an unset
 // optional is written as null, as Go marshals a nil pointer, map or slice.
 
-void WriteNodeList(JsonWriter& w, std::string_view key,
-                   const std::optional<std::vector<NodeWithRaw>>& nodes) {
-  w.Key(key);
-  if (!nodes) return w.Null();
+// Opens a NodeList object up to its items array; the caller closes both.
+void StartNodeList(JsonWriter& w) {
   w.StartObject();
   w.Key("metadata");
   w.StartObject();
   w.EndObject();
   w.Key("items");
   w.StartArray();
-  for (const NodeWithRaw& n : *nodes) {
-    // Echo what kube-scheduler sent; a node built locally has no raw form.
-    if (n.raw_json.empty()) {
-      EncodeNodeTo(w, n.node);
-    } else {
-      w.RawValue(n.raw_json);
-    }
+}
+
+void WriteNodeItem(JsonWriter& w, const NodeWithRaw& n) {
+  // Echo what kube-scheduler sent; a node built locally has no raw form.
+  if (n.raw_json.empty()) {
+    EncodeNodeTo(w, n.node);
+  } else {
+    w.RawValue(n.raw_json);
   }
+}
+
+void WriteNodeList(JsonWriter& w, std::string_view key,
+                   const std::optional<std::vector<NodeWithRaw>>& nodes) {
+  w.Key(key);
+  if (!nodes) return w.Null();
+  StartNodeList(w);
+  for (const NodeWithRaw& n : *nodes) WriteNodeItem(w, n);
   w.EndArray();
   w.EndObject();
 }
@@ -248,9 +256,20 @@ void WritePod(JsonWriter& w, const Pod& pod) {
 
 }  // namespace
 
+// The extender's hottest request (a filter or prioritize names every
+// candidate node): parsed in place, like DecodeDocument otherwise.
 StatusOr<ExtenderArgs> DecodeExtenderArgs(std::string_view json) {
-  return DecodeDocument<ExtenderArgs>(json, "decode ExtenderArgs", DecodeArgsFrom,
-                                      kCaseInsensitive);
+  constexpr std::string_view kWhat = "decode ExtenderArgs";
+  std::string buffer(json);
+  rapidjson::Document doc;
+  if (Status parsed = ParseDocumentInPlace(&buffer, &doc); !parsed.ok()) {
+    return parsed.Annotate(kWhat);
+  }
+  DecodeContext ctx(kCaseInsensitive);
+  ExtenderArgs out;
+  if (ExpectObject(ctx, doc)) DecodeArgsFrom(ctx, doc, &out);
+  if (ctx.failed()) return ctx.status().Annotate(kWhat);
+  return out;
 }
 
 std::string EncodeExtenderArgs(const ExtenderArgs& args) {
@@ -280,6 +299,89 @@ std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result) {
   return w.TakeString();
 }
 
+namespace {
+
+// Appends `s` as a JSON string. Node names and muster's reasons never need
+// escaping, so the common case is one copy; anything else goes through the
+// JSON writer (rapidjson writes character by character, which at 5000 names
+// and reasons is most of a reply's cost).
+bool NeedsEscape(std::string_view s) {
+  bool escape = false;  // no early exit: the loop stays a straight scan
+  for (char c : s) escape |= static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\';
+  return escape;
+}
+
+void AppendJsonString(std::string* out, std::string_view s, bool known_plain = false) {
+  if (known_plain || !NeedsEscape(s)) {
+    out->push_back('"');
+    out->append(s);
+    out->push_back('"');
+    return;
+  }
+  JsonWriter w;
+  w.String(s);
+  out->append(w.TakeString());
+}
+
+void AppendFailedNodes(std::string* out, std::string_view key,
+                       const std::vector<std::pair<std::string_view, std::string_view>>& failed) {
+  out->append(",\"").append(key).append("\":{");
+  // Nodes in the same state share one reason buffer: check it once.
+  std::string_view plain_reason;
+  for (size_t i = 0; i < failed.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(out, failed[i].first);
+    out->push_back(':');
+    const std::string_view reason = failed[i].second;
+    bool known_plain = reason.data() == plain_reason.data() && reason.size() == plain_reason.size();
+    if (!known_plain && !NeedsEscape(reason)) {
+      plain_reason = reason;
+      known_plain = true;
+    }
+    AppendJsonString(out, reason, known_plain);
+  }
+  out->push_back('}');
+}
+
+size_t EstimatedSize(const FilterReplyView& reply) {
+  size_t size = 128;
+  for (std::string_view name : reply.node_names) size += name.size() + 3;
+  for (const NodeWithRaw* n : reply.nodes) size += n->raw_json.size() + 1;
+  for (const auto* failed : {&reply.failed_nodes, &reply.failed_and_unresolvable_nodes}) {
+    for (const auto& [node, reason] : *failed) size += node.size() + reason.size() + 6;
+  }
+  return size;
+}
+
+}  // namespace
+
+// Written by hand rather than through JsonWriter: see AppendJsonString.
+std::string EncodeFilterReplyView(const FilterReplyView& reply) {
+  std::string out;
+  out.reserve(EstimatedSize(reply));
+  if (reply.cache_mode) {
+    out.append("{\"Nodes\":null,\"NodeNames\":[");
+    for (size_t i = 0; i < reply.node_names.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      AppendJsonString(&out, reply.node_names[i]);
+    }
+    out.push_back(']');
+  } else {
+    out.append("{\"Nodes\":{\"metadata\":{},\"items\":[");
+    for (size_t i = 0; i < reply.nodes.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      // Echo what kube-scheduler sent; a node built locally has no raw form.
+      const NodeWithRaw& n = *reply.nodes[i];
+      out.append(n.raw_json.empty() ? EncodeNode(n.node) : n.raw_json);
+    }
+    out.append("]},\"NodeNames\":null");
+  }
+  AppendFailedNodes(&out, "FailedNodes", reply.failed_nodes);
+  AppendFailedNodes(&out, "FailedAndUnresolvableNodes", reply.failed_and_unresolvable_nodes);
+  out.append(",\"Error\":\"\"}");
+  return out;
+}
+
 // The one extender document whose root is an array, so it does not go
 // through DecodeDocument. A null root is an empty list, as in Go.
 StatusOr<HostPriorityList> DecodeHostPriorityList(std::string_view json) {
@@ -299,17 +401,20 @@ StatusOr<HostPriorityList> DecodeHostPriorityList(std::string_view json) {
   return list;
 }
 
+// Written by hand like EncodeFilterReplyView: one entry per candidate node.
 std::string EncodeHostPriorityList(const HostPriorityList& list) {
-  JsonWriter w;
-  w.StartArray();
-  for (const HostPriority& p : list) {
-    w.StartObject();
-    w.StringField("Host", p.host);
-    w.IntField("Score", p.score);
-    w.EndObject();
+  std::string out;
+  size_t size = 2;
+  for (const HostPriority& p : list) size += p.host.size() + 36;
+  out.reserve(size);
+  out.push_back('[');
+  for (size_t i = 0; i < list.size(); ++i) {
+    out.append(i > 0 ? ",{\"Host\":" : "{\"Host\":");
+    AppendJsonString(&out, list[i].host);
+    out.append(",\"Score\":").append(std::to_string(list[i].score)).push_back('}');
   }
-  w.EndArray();
-  return w.TakeString();
+  out.push_back(']');
+  return out;
 }
 
 StatusOr<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view json) {

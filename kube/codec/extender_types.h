@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/node.h"
@@ -122,6 +123,21 @@ std::string EncodeExtenderArgs(const ExtenderArgs& args);
 
 StatusOr<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view json);
 std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result);
+
+// The filter reply of the verb's hot path, built from views into the
+// caller's strings (valid during the call) instead of owning maps: a reply to
+// 5000 names then costs no allocation per node. Encodes exactly as
+// EncodeExtenderFilterResult would the equivalent ExtenderFilterResult, with
+// the failed maps' keys in the order given (JSON object order carries no
+// meaning; kube-scheduler reads them into Go maps).
+struct FilterReplyView {
+  bool cache_mode = true;
+  std::vector<std::string_view> node_names;  // cache_mode: NodeNames
+  std::vector<const NodeWithRaw*> nodes;     // otherwise: Nodes (raw_json echoed)
+  std::vector<std::pair<std::string_view, std::string_view>> failed_nodes;
+  std::vector<std::pair<std::string_view, std::string_view>> failed_and_unresolvable_nodes;
+};
+std::string EncodeFilterReplyView(const FilterReplyView& reply);
 
 StatusOr<HostPriorityList> DecodeHostPriorityList(std::string_view json);
 std::string EncodeHostPriorityList(const HostPriorityList& list);

@@ -632,5 +632,83 @@ TEST(ExtenderTypesTest, ErrorsNameThePath) {
   }
 }
 
+// The hot-path encoder writes what EncodeExtenderFilterResult writes for the
+// same reply, escaping included (node names and reasons normally need none).
+TEST(ExtenderTypesTest, FilterReplyViewEncodesLikeTheResult) {
+  const std::string odd = "quote\" back\\ tab\t nl\n \x01 \xc3\xa9";
+  NodeWithRaw raw{.raw_json = R"({"metadata":{"name":"n1"}})"};
+  raw.node.meta.name = "n1";
+  NodeWithRaw built;
+  built.node.meta.name = "n2";
+  struct Case {
+    std::string name;
+    FilterReplyView view;
+    ExtenderFilterResult want;
+  };
+  const std::vector<Case> cases = {
+      {"cache mode, nothing", {}, {.node_names = std::vector<std::string>{}}},
+      {"cache mode",
+       {.node_names = {"a", odd},
+        .failed_nodes = {{"b", "muster: short"}, {"c", "muster: short"}, {odd, odd}},
+        .failed_and_unresolvable_nodes = {{"d", "muster: node not in cache yet"}}},
+       {.node_names = std::vector<std::string>{"a", odd},
+        .failed_nodes = {{"b", "muster: short"}, {"c", "muster: short"}, {odd, odd}},
+        .failed_and_unresolvable_nodes = {{"d", "muster: node not in cache yet"}}}},
+      {"node objects",
+       {.cache_mode = false, .nodes = {&raw, &built}, .failed_nodes = {{"x", "r"}}},
+       {.nodes = std::vector<NodeWithRaw>{raw, built}, .failed_nodes = {{"x", "r"}}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string encoded = EncodeFilterReplyView(c.view);
+    rapidjson::Document got;
+    rapidjson::Document want;
+    ASSERT_TRUE(ParseDocument(encoded, &got).ok()) << encoded;
+    ASSERT_TRUE(ParseDocument(EncodeExtenderFilterResult(c.want), &want).ok());
+    EXPECT_EQ(FirstDifference(got, want, "$"), "") << encoded;
+  }
+}
+
+TEST(ExtenderTypesTest, HostPriorityNamesAreEscaped) {
+  const HostPriorityList list = {{.host = "plain", .score = 10}, {.host = "odd\"\\\n", .score = 0}};
+  StatusOr<HostPriorityList> back = DecodeHostPriorityList(EncodeHostPriorityList(list));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, list);
+  EXPECT_EQ(EncodeHostPriorityList({}), "[]");
+}
+
+// ExtenderArgs are parsed in place, which would stop at a NUL byte: a body
+// with one decides as with the ordinary parser (which reads a NUL after the
+// document as its end, and rejects one inside a string).
+TEST(ExtenderTypesTest, ExtenderArgsWithANulByteParseAsUsual) {
+  const std::string good = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]})";
+  const std::string nul(1, '\0');
+  struct Case {
+    std::string name;
+    std::string body;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {"no NUL", good, true},
+      {"NUL after the document", good + nul + "junk", true},
+      {"NUL inside a name", R"({"Pod":null,"NodeNames":["a)" + nul + R"("]})", false},
+      {"NUL before the document", nul + good, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    rapidjson::Document doc;
+    EXPECT_EQ(ParseDocument(c.body, &doc).ok(), c.ok);
+    StatusOr<ExtenderArgs> args = DecodeExtenderArgs(c.body);
+    ASSERT_EQ(args.ok(), c.ok) << args.status();
+    if (c.ok) {
+      EXPECT_EQ(args->node_names, std::vector<std::string>{"a"});
+    } else {
+      EXPECT_NE(args.status().message().find("decode ExtenderArgs: invalid JSON"),
+                std::string::npos)
+          << args.status();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace muster::kube

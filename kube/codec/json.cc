@@ -356,19 +356,36 @@ std::string ToCompactJson(const JsonValue& v) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
-  // Iterative parsing: deep nesting in hostile input cannot overflow the stack.
-  doc->Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
-  if (doc->HasParseError()) {
-    return InvalidArgumentError("invalid JSON at offset " + std::to_string(doc->GetErrorOffset()) +
-                                ": " + rapidjson::GetParseError_En(doc->GetParseError()));
+namespace {
+
+Status CheckParsed(const rapidjson::Document& doc) {
+  if (doc.HasParseError()) {
+    return InvalidArgumentError("invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) +
+                                ": " + rapidjson::GetParseError_En(doc.GetParseError()));
   }
   // Later steps (ToCompactJson, the writer) recurse; bound the depth here.
-  if (NestingDepth(*doc) > kMaxJsonDepth) {
+  if (NestingDepth(doc) > kMaxJsonDepth) {
     return InvalidArgumentError("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                 " levels");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
+  // Iterative parsing: deep nesting in hostile input cannot overflow the stack.
+  doc->Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
+  return CheckParsed(*doc);
+}
+
+Status ParseDocumentInPlace(std::string* buffer, rapidjson::Document* doc) {
+  if (buffer->find('\0') != std::string::npos) {
+    // In-place parsing stops at the first NUL; the ordinary parser reports it.
+    return ParseDocument(*buffer, doc);
+  }
+  doc->ParseInsitu<rapidjson::kParseIterativeFlag>(buffer->data());
+  return CheckParsed(*doc);
 }
 
 void JsonWriter::StringField(std::string_view key, std::string_view value) {

@@ -1,0 +1,301 @@
+#include "extender/app.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "extender/cluster_cache.h"
+#include "extender/metrics.h"
+#include "kube/client/client.h"
+#include "kube/client/informer.h"
+#include "kube/client/kubeconfig.h"
+#include "kube/codec/core_codec.h"
+#include "model/clock.h"
+
+namespace muster::extender {
+namespace {
+
+Status FlagError(std::string_view flag, const std::string& what) {
+  return Status(StatusCode::kInvalidArgument, "flag --" + std::string(flag) + ": " + what);
+}
+
+Status ParseInt(std::string_view flag, const std::string& value, int64_t min, int64_t max,
+                int64_t* out) {
+  int64_t v = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, v);
+  if (value.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
+    return FlagError(flag, "\"" + value + "\" is not an integer in [" + std::to_string(min) + ", " +
+                               std::to_string(max) + "]");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+using Setter = std::function<Status(const std::string& value, ExtenderFlags& flags)>;
+
+Setter StringInto(std::string ExtenderFlags::*field) {
+  return [field](const std::string& v, ExtenderFlags& f) {
+    f.*field = v;
+    return Status::Ok();
+  };
+}
+Setter ServerString(std::string ServerOptions::*field) {
+  return [field](const std::string& v, ExtenderFlags& f) {
+    f.server.*field = v;
+    return Status::Ok();
+  };
+}
+
+const std::map<std::string, Setter, std::less<>>& Setters() {
+  static const auto* setters = new std::map<std::string, Setter, std::less<>>{
+      {"listen", ServerString(&ServerOptions::listen_address)},
+      {"prefix", ServerString(&ServerOptions::prefix)},
+      {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
+      {"tls-key", ServerString(&ServerOptions::tls_key_path)},
+      {"client-ca", ServerString(&ServerOptions::client_ca_path)},
+      {"kubeconfig", StringInto(&ExtenderFlags::kubeconfig)},
+      {"port",
+       [](const std::string& v, ExtenderFlags& f) {
+         int64_t port = 0;
+         MUSTER_RETURN_IF_ERROR(ParseInt("port", v, 1, 65535, &port));
+         f.server.port = static_cast<int>(port);
+         return Status::Ok();
+       }},
+      {"max-body-bytes",
+       [](const std::string& v, ExtenderFlags& f) {
+         int64_t n = 0;
+         MUSTER_RETURN_IF_ERROR(ParseInt("max-body-bytes", v, 1, int64_t{1} << 40, &n));
+         f.server.max_body_bytes = static_cast<size_t>(n);
+         return Status::Ok();
+       }},
+      {"managed-resource",
+       [](const std::string& v, ExtenderFlags& f) {
+         if (v.empty()) return FlagError("managed-resource", "empty resource name");
+         f.policy.extra_managed_resources.push_back(v);
+         return Status::Ok();
+       }},
+      {"score-mode",
+       [](const std::string& v, ExtenderFlags& f) {
+         if (v == "binpack") {
+           f.policy.score_strategy = ScoreStrategy::kBinpack;
+         } else if (v == "spread") {
+           f.policy.score_strategy = ScoreStrategy::kSpread;
+         } else {
+           return FlagError("score-mode", "\"" + v + "\" is not binpack or spread");
+         }
+         return Status::Ok();
+       }},
+  };
+  return *setters;
+}
+
+Status CheckCombination(const ExtenderFlags& flags) {
+  if (flags.server.tls_cert_path.empty() != flags.server.tls_key_path.empty()) {
+    return FlagError(flags.server.tls_cert_path.empty() ? "tls-cert" : "tls-key",
+                     "--tls-cert and --tls-key go together");
+  }
+  if (!flags.server.client_ca_path.empty() && flags.server.tls_cert_path.empty()) {
+    return FlagError("client-ca", "needs --tls-cert and --tls-key");
+  }
+  StatusOr<std::string> prefix = NormalizePrefix(flags.server.prefix);
+  if (!prefix.ok()) return FlagError("prefix", prefix.status().message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ExtenderFlags> ParseExtenderFlags(const std::vector<std::string>& args) {
+  ExtenderFlags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      return Status(StatusCode::kInvalidArgument, "unexpected argument \"" + arg + "\"");
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    auto setter = Setters().find(name);
+    if (setter == Setters().end()) {
+      return Status(StatusCode::kInvalidArgument, "unknown flag --" + name);
+    }
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return FlagError(name, "needs a value");
+    }
+    MUSTER_RETURN_IF_ERROR(setter->second(value, flags));
+  }
+  MUSTER_RETURN_IF_ERROR(CheckCombination(flags));
+  return flags;
+}
+
+std::string ExtenderUsage() {
+  return "usage: muster extender [flags]\n"
+         "  --listen ADDR              listen address (default 127.0.0.1)\n"
+         "  --port N                   listen port (default 8888)\n"
+         "  --prefix PATH              URL prefix of the verbs (default /scheduler)\n"
+         "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, "
+         "~/.kube/config)\n"
+         "  --tls-cert PATH            serve HTTPS with this certificate (with --tls-key)\n"
+         "  --tls-key PATH             the certificate's private key\n"
+         "  --client-ca PATH           require client certificates signed by this CA\n"
+         "  --max-body-bytes N         request body limit (default 16777216)\n"
+         "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
+         "  --score-mode MODE          binpack (default) or spread\n";
+}
+
+namespace {
+
+// The API clients: one for the watches, one for binds whose every call,
+// retries included, fits within kube-scheduler's 5 s extender timeout.
+struct Clients {
+  std::unique_ptr<kube::Client> watch;
+  std::unique_ptr<kube::Client> bind;
+};
+
+StatusOr<Clients> MakeClients(const std::string& kubeconfig) {
+  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(kubeconfig);
+  if (!config.ok()) return config.status().Annotate("loading the client config");
+  Clients clients;
+  StatusOr<std::unique_ptr<kube::Client>> watch = kube::Client::New(*config);
+  if (!watch.ok()) return watch.status();
+  clients.watch = std::move(watch).value();
+  kube::ClientConfig bind_config = *config;
+  bind_config.timeout = std::chrono::seconds(2);
+  kube::ClientOptions bind_options;
+  bind_options.retry.max_attempts = 2;
+  bind_options.retry.max_retry_after = std::chrono::seconds(1);
+  bind_options.retry.backoff.max = std::chrono::milliseconds(500);
+  StatusOr<std::unique_ptr<kube::Client>> bind = kube::Client::New(bind_config, bind_options);
+  if (!bind.ok()) return bind.status();
+  clients.bind = std::move(bind).value();
+  return clients;
+}
+
+// Feeds the cache from the watches. A pod recreated under the same name
+// arrives as an update with another uid: the old incarnation goes first.
+void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& cache) {
+  nodes.AddHandlers({
+      .on_add = [&cache](const Node& n) { cache.UpsertNode(n); },
+      .on_update = [&cache](const Node&, const Node& n) { cache.UpsertNode(n); },
+      .on_delete = [&cache](const Node& n) { cache.DeleteNode(n.meta.name); },
+  });
+  pods.AddHandlers({
+      .on_add = [&cache](const Pod& p) { cache.UpsertPod(p); },
+      .on_update =
+          [&cache](const Pod& old_pod, const Pod& p) {
+            if (old_pod.meta.uid != p.meta.uid) cache.DeletePod(old_pod.meta.uid);
+            cache.UpsertPod(p);
+          },
+      .on_delete = [&cache](const Pod& p) { cache.DeletePod(p.meta.uid); },
+  });
+}
+
+void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
+  size_t nodes = 0, pods = 0, assumed = 0;
+  cache.Exclusive([&](ClusterState& state) {
+    nodes = state.node_count();
+    pods = state.pod_count();
+    assumed = state.assumed_count();
+  });
+  metrics.SetCacheObjects("nodes", static_cast<int64_t>(nodes));
+  metrics.SetCacheObjects("pods", static_cast<int64_t>(pods));
+  metrics.SetCacheObjects("assumed", static_cast<int64_t>(assumed));
+  metrics.SetCacheSynced(synced);
+}
+
+// Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
+// reservations and publishing the cache gauges once a second meanwhile.
+void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetrics& metrics,
+                      const std::function<bool()>& synced) {
+  for (;;) {
+    const timespec second{.tv_sec = 1, .tv_nsec = 0};
+    const int sig = sigtimedwait(&signals, nullptr, &second);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("extender: signal {}, shutting down", sig);
+      return;
+    }
+    for (const std::string& uid : cache.ExpireAssumed()) {
+      spdlog::warn("extender: reservation of pod {} expired without its bound pod being seen", uid);
+    }
+    PublishCache(cache, metrics, synced());
+  }
+}
+
+int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
+  StatusOr<Clients> clients = MakeClients(flags.kubeconfig);
+  if (!clients.ok()) {
+    spdlog::error("extender: {}", clients.status().ToString());
+    return 1;
+  }
+  ClusterCache cache(RealClock());
+  kube::Informer<Node> nodes(clients->watch.get(), kube::ResourceRef::Core("nodes"),
+                             kube::DecodeNode, kube::DecodeNodeList);
+  kube::Informer<Pod> pods(clients->watch.get(), kube::ResourceRef::Core("pods"), kube::DecodePod,
+                           kube::DecodePodList);
+  Wire(nodes, pods, cache);
+  const Pipeline pipeline(flags.policy, &cache);
+  ExtenderMetrics metrics;
+  KubeBinder binder(clients->bind.get());
+  const std::function<bool()> synced = [&] { return nodes.HasSynced() && pods.HasSynced(); };
+  Server server(flags.server, ServerDeps{.pipeline = &pipeline,
+                                         .binder = &binder,
+                                         .metrics = &metrics,
+                                         .cluster = &cache,
+                                         .ready = synced});
+  nodes.Start();
+  pods.Start();
+  if (Status started = server.Start(); !started.ok()) {
+    spdlog::error("extender: {}", started.ToString());
+    return 1;
+  }
+  spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
+               flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
+  ServeUntilSignal(signals, cache, metrics, synced);
+  server.Stop();  // finishes the requests in flight
+  nodes.Stop();
+  pods.Stop();
+  return 0;
+}
+
+}  // namespace
+
+int RunExtender(const std::vector<std::string>& args) {
+  StatusOr<ExtenderFlags> flags = ParseExtenderFlags(args);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "muster extender: %s\n%s", flags.status().message().c_str(),
+                 ExtenderUsage().c_str());
+    return 2;
+  }
+  if (flags->help) {
+    std::fputs(ExtenderUsage().c_str(), stdout);
+    return 0;
+  }
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // only sigtimedwait() in this thread receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return Serve(*flags, signals);
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,50 @@
+// `muster extender`: the process kube-scheduler calls. RunExtender() parses
+// the flags, builds the cluster cache from Node and Pod informers, serves the
+// extender protocol (server.h) and sweeps expired reservations until SIGTERM
+// or SIGINT, then shuts down cleanly (stop accepting, finish the requests in
+// flight, stop the watches).
+//
+// Flags (each also as --flag=value):
+//   --listen ADDR            listen address (default 127.0.0.1: the sidecar case)
+//   --port N                 listen port (default 8888)
+//   --prefix PATH            URL prefix of the verbs (default /scheduler)
+//   --kubeconfig PATH        kubeconfig (default: kubectl's lookup order)
+//   --tls-cert PATH --tls-key PATH   serve HTTPS
+//   --client-ca PATH         require client certificates signed by this CA
+//   --max-body-bytes N       request body limit (default 16 MiB)
+//   --managed-resource NAME  a resource fitted besides nvidia.com/gpu (repeatable)
+//   --score-mode binpack|spread
+//
+// Thread-safety: RunExtender blocks SIGTERM/SIGINT in the calling thread
+// (and so in every thread it starts) and waits for them itself; call it
+// from the main thread before any other thread exists.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "extender/pipeline.h"
+#include "extender/server.h"
+#include "model/status.h"
+
+namespace muster::extender {
+
+struct ExtenderFlags {
+  ServerOptions server;
+  std::string kubeconfig;
+  PolicyConfig policy;
+  bool help = false;  // --help / -h: print the usage and exit 0
+};
+
+// InvalidArgument naming the flag for an unknown flag, a missing or bad
+// value, TLS half-configured, or a stray positional argument.
+StatusOr<ExtenderFlags> ParseExtenderFlags(const std::vector<std::string>& args);
+
+// The usage text of the subcommand.
+std::string ExtenderUsage();
+
+// The `extender` subcommand: returns the process exit code (0 after a clean
+// shutdown, 2 for bad flags, 1 when it cannot start).
+int RunExtender(const std::vector<std::string>& args);
+
+}  // namespace muster::extender

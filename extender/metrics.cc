@@ -1,0 +1,126 @@
+#include "extender/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace muster::extender {
+namespace {
+
+constexpr std::array<std::string_view, 4> kResults = {"ok", "bad_request", "fault", kOtherLabel};
+
+// 50us .. 5s, roughly 1-2.5-5 per decade: the fast path (well under 1 ms)
+// and a bind that waits on the API server (seconds) both resolve.
+prometheus::Histogram::BucketBoundaries DurationBuckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+          0.025,   0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0};
+}
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+template <typename Set>
+std::string_view Bounded(const Set& set, std::string_view value) {
+  return std::find(set.begin(), set.end(), value) != set.end() ? value : kOtherLabel;
+}
+
+// The fixed set plus "other", to create every series up front.
+template <typename Set>
+std::vector<std::string_view> WithOther(const Set& set) {
+  std::vector<std::string_view> out(set.begin(), set.end());
+  if (std::find(out.begin(), out.end(), kOtherLabel) == out.end()) out.push_back(kOtherLabel);
+  return out;
+}
+
+}  // namespace
+
+const std::array<std::string_view, 16>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 16> kCodes = {
+      kReasonFits,         kReasonInsufficient,   kReasonExceedsNode, kReasonNodeUnknown,
+      kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,    kReasonBound,
+      kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,  kReasonPodMismatch,
+      kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept, kReasonNoVictims};
+  return kCodes;
+}
+
+ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("muster_extender_requests_total")
+                       .Help("Extender requests answered, by verb and result.")
+                       .Register(*registry_);
+  auto& durations = prometheus::BuildHistogram()
+                        .Name("muster_extender_request_duration_seconds")
+                        .Help("Server-side time to answer an extender request, by verb.")
+                        .Register(*registry_);
+  auto& decisions = prometheus::BuildCounter()
+                        .Name("muster_extender_decisions_total")
+                        .Help("Nodes, victim nodes or pods decided, by verb and reason code.")
+                        .Register(*registry_);
+  auto& bind_failures = prometheus::BuildCounter()
+                            .Name("muster_extender_bind_failures_total")
+                            .Help("Bind requests answered with an Error, by reason code.")
+                            .Register(*registry_);
+  auto& cache_objects = prometheus::BuildGauge()
+                            .Name("muster_extender_cache_objects")
+                            .Help("Objects in the extender's cluster cache, by kind.")
+                            .Register(*registry_);
+  auto& cache_synced = prometheus::BuildGauge()
+                           .Name("muster_extender_cache_synced")
+                           .Help("1 once the node and pod caches have completed their first list.")
+                           .Register(*registry_);
+  const auto verbs = WithOther(kVerbs);
+  const auto reasons = WithOther(ReasonCodes());
+  for (std::string_view verb : verbs) {
+    for (std::string_view result : kResults) {
+      requests_[{verb, result}] = &requests.Add({{"verb", Str(verb)}, {"result", Str(result)}});
+    }
+    durations_[verb] = &durations.Add({{"verb", Str(verb)}}, DurationBuckets());
+    for (std::string_view reason : reasons) {
+      decisions_[{verb, reason}] = &decisions.Add({{"verb", Str(verb)}, {"reason", Str(reason)}});
+    }
+  }
+  for (std::string_view reason : reasons) {
+    bind_failures_[reason] = &bind_failures.Add({{"reason", Str(reason)}});
+  }
+  for (std::string_view kind : WithOther(kCacheKinds)) {
+    cache_objects_[kind] = &cache_objects.Add({{"kind", Str(kind)}});
+  }
+  cache_synced_ = &cache_synced.Add({});
+}
+
+ExtenderMetrics::~ExtenderMetrics() = default;
+
+void ExtenderMetrics::ObserveRequest(std::string_view verb, ReplyOutcome outcome, double seconds) {
+  const std::string_view v = Bounded(kVerbs, verb);
+  requests_.at({v, Bounded(kResults, ReplyOutcomeName(outcome))})->Increment();
+  durations_.at(v)->Observe(seconds);
+}
+
+void ExtenderMetrics::CountDecisions(std::string_view verb, const DecisionCounts& decisions) {
+  const std::string_view v = Bounded(kVerbs, verb);
+  for (const auto& [reason, count] : decisions) {
+    if (count <= 0) continue;
+    decisions_.at({v, Bounded(ReasonCodes(), reason)})->Increment(static_cast<double>(count));
+  }
+}
+
+void ExtenderMetrics::CountBindFailure(std::string_view reason) {
+  bind_failures_.at(Bounded(ReasonCodes(), reason))->Increment();
+}
+
+void ExtenderMetrics::SetCacheObjects(std::string_view kind, int64_t count) {
+  cache_objects_.at(Bounded(kCacheKinds, kind))->Set(static_cast<double>(count));
+}
+
+void ExtenderMetrics::SetCacheSynced(bool synced) { cache_synced_->Set(synced ? 1 : 0); }
+
+std::string ExtenderMetrics::Text() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,79 @@
+// The extender's metrics, all declared here, with bounded label values.
+//
+//   muster_extender_requests_total{verb,result}          counter
+//   muster_extender_request_duration_seconds{verb}       histogram, 50us .. 5s
+//   muster_extender_decisions_total{verb,reason}         counter
+//   muster_extender_bind_failures_total{reason}          counter
+//   muster_extender_cache_objects{kind}                  gauge
+//   muster_extender_cache_synced                         gauge, 0 or 1
+//
+// Label values come from fixed sets: verb from kVerbs, result from
+// ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
+// kCacheKinds. A value outside its set is recorded as "other", so a bug can
+// never grow the series count without bound. Every series of the fixed sets
+// exists from the start (at zero), so rate() works from the first scrape.
+//
+// Thread-safety: thread-safe; recording is lock-free after construction
+// (the series are created up front and looked up in immutable maps).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "extender/pipeline.h"
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
+namespace muster::extender {
+
+inline constexpr std::array<std::string_view, 4> kVerbs = {"filter", "prioritize", "bind",
+                                                           "preempt"};
+inline constexpr std::array<std::string_view, 3> kCacheKinds = {"nodes", "pods", "assumed"};
+// The label value for anything outside a fixed set.
+inline constexpr std::string_view kOtherLabel = "other";
+
+class ExtenderMetrics {
+ public:
+  ExtenderMetrics();
+  ~ExtenderMetrics();
+  ExtenderMetrics(const ExtenderMetrics&) = delete;
+  ExtenderMetrics& operator=(const ExtenderMetrics&) = delete;
+
+  // One answered request: its verb, ReplyOutcomeName(outcome) and latency.
+  void ObserveRequest(std::string_view verb, ReplyOutcome outcome, double seconds);
+  // The decisions of one reply, by reason code.
+  void CountDecisions(std::string_view verb, const DecisionCounts& decisions);
+  // A bind that answered an Error, by reason code.
+  void CountBindFailure(std::string_view reason);
+  void SetCacheObjects(std::string_view kind, int64_t count);
+  void SetCacheSynced(bool synced);
+
+  // Every metric in the Prometheus text exposition format (version 0.0.4).
+  std::string Text() const;
+
+ private:
+  using Key = std::pair<std::string_view, std::string_view>;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::map<Key, prometheus::Counter*> requests_;
+  std::map<std::string_view, prometheus::Histogram*> durations_;
+  std::map<Key, prometheus::Counter*> decisions_;
+  std::map<std::string_view, prometheus::Counter*> bind_failures_;
+  std::map<std::string_view, prometheus::Gauge*> cache_objects_;
+  prometheus::Gauge* cache_synced_ = nullptr;
+};
+
+// The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
+const std::array<std::string_view, 16>& ReasonCodes();
+
+}  // namespace muster::extender

@@ -1,0 +1,321 @@
+#include "extender/server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <exception>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kube/client/client.h"
+#include "kube/codec/core_codec.h"
+#include "kube/codec/json.h"
+
+namespace muster::extender {
+namespace {
+
+constexpr char kText[] = "text/plain; charset=utf-8";
+
+// cpp-httplib routes are regular expressions: escape everything but the
+// characters NormalizePrefix allows unescaped.
+std::string EscapeRegex(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '-') {
+      out += c;
+    } else {
+      out += '\\';
+      out += c;
+    }
+  }
+  return out;
+}
+
+void WriteResources(kube::JsonWriter& w, std::string_view key, const Resources& r) {
+  w.Key(key);
+  w.StartObject();
+  for (const auto& [name, amount] : r.entries()) {
+    w.Key(name);
+    w.Int(amount);
+  }
+  w.EndObject();
+}
+
+// Free amount of every resource the node has or hands out.
+Resources FreeOf(const NodeInfo& node) {
+  Resources free = node.allocatable;
+  for (const auto& [name, amount] : node.allocated.entries()) {
+    free.Set(name, node.allocatable.Get(name) - amount);
+  }
+  return free;
+}
+
+void WriteNode(kube::JsonWriter& w, const NodeInfo& node) {
+  w.StartObject();
+  w.StringField("name", node.name);
+  w.Key("known");
+  w.Bool(node.known());
+  WriteResources(w, "allocatable", node.allocatable);
+  WriteResources(w, "allocated", node.allocated);
+  WriteResources(w, "free", FreeOf(node));
+  w.IntField("boundPods", node.bound_pods);
+  w.IntField("assumedPods", node.assumed_pods);
+  w.EndObject();
+}
+
+}  // namespace
+
+StatusOr<std::string> NormalizePrefix(std::string_view prefix) {
+  while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+  if (prefix.empty()) return std::string();
+  if (prefix.front() != '/') {
+    return Status(StatusCode::kInvalidArgument,
+                  "prefix \"" + std::string(prefix) + "\" must start with '/'");
+  }
+  for (char c : prefix) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("/_-.").find(c) == std::string_view::npos) {
+      return Status(StatusCode::kInvalidArgument, "prefix \"" + std::string(prefix) +
+                                                      "\" may hold only letters, digits and /_-.");
+    }
+  }
+  return std::string(prefix);
+}
+
+// ---- KubeBinder.
+
+bool BindRetryable(const Status& post) {
+  switch (post.code()) {
+    case StatusCode::kUnavailable:        // 5xx, connection refused or broken
+    case StatusCode::kInternal:           // 500
+    case StatusCode::kDeadlineExceeded:   // a timeout
+    case StatusCode::kResourceExhausted:  // 429: throttled before processing
+      return true;
+    default:
+      return false;
+  }
+}
+
+KubeBinder::KubeBinder(kube::Client* client, KubeBinderOptions options)
+    : client_(client), options_(options) {}
+
+Status KubeBinder::Bind(const Binding& binding) {
+  const auto deadline = std::chrono::steady_clock::now() + options_.deadline;
+  const std::string json = kube::EncodeBinding(binding);
+  Duration backoff = options_.initial_backoff;
+  for (int attempt = 1;; ++attempt) {
+    StatusOr<std::string> posted = client_->Bind(binding.meta.namespace_, binding.meta.name, json);
+    if (posted.ok()) return Status::Ok();
+    const Status& error = posted.status();
+    // A retry after a POST that landed answers 409 "already assigned":
+    // FinishBind reads that as success, so the retry is safe.
+    if (!BindRetryable(error) || std::chrono::steady_clock::now() + backoff >= deadline) {
+      return error;
+    }
+    spdlog::warn("bind {}/{} to {}: attempt {} failed ({}), retrying", binding.meta.namespace_,
+                 binding.meta.name, binding.target_node, attempt, error.ToString());
+    std::this_thread::sleep_for(backoff);
+    backoff *= 2;
+  }
+}
+
+// ---- Server.
+
+Server::Server(ServerOptions options, ServerDeps deps)
+    : options_(std::move(options)), deps_(std::move(deps)) {}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  StatusOr<std::string> prefix = NormalizePrefix(options_.prefix);
+  if (!prefix.ok()) return prefix.status();
+  if (options_.tls_cert_path.empty() != options_.tls_key_path.empty()) {
+    return Status(StatusCode::kInvalidArgument, "TLS needs both a certificate and a key");
+  }
+  if (!options_.client_ca_path.empty() && options_.tls_cert_path.empty()) {
+    return Status(StatusCode::kInvalidArgument, "a client CA needs TLS (a certificate and a key)");
+  }
+  if (options_.tls_cert_path.empty()) {
+    http_ = std::make_unique<httplib::Server>();
+  } else {
+    const char* ca = options_.client_ca_path.empty() ? nullptr : options_.client_ca_path.c_str();
+    http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert_path.c_str(),
+                                                 options_.tls_key_path.c_str(), ca);
+  }
+  if (!http_->is_valid()) {
+    return Status(StatusCode::kInvalidArgument,
+                  "cannot load the TLS certificate, key or client CA (" + options_.tls_cert_path +
+                      ", " + options_.tls_key_path + ", " + options_.client_ca_path + ")");
+  }
+  Route();
+  port_ = options_.port == 0
+              ? http_->bind_to_any_port(options_.listen_address)
+              : (http_->bind_to_port(options_.listen_address, options_.port) ? options_.port : -1);
+  if (port_ <= 0) {
+    return Status(StatusCode::kUnavailable, "cannot listen on " + options_.listen_address + ":" +
+                                                std::to_string(options_.port));
+  }
+  // cpp-httplib listens with a backlog of 5: a burst of parallel binds beyond
+  // that found connections dropped while the workers were busy. Listening
+  // again on the bound socket raises the backlog (Linux).
+  if (listen_fd_ >= 0 && ::listen(listen_fd_, SOMAXCONN) != 0) {
+    spdlog::warn("extender: cannot raise the listen backlog");
+  }
+  thread_ = std::thread([this] {
+    try {
+      http_->listen_after_bind();
+    } catch (const std::exception& e) {
+      spdlog::error("extender HTTP server stopped: {}", e.what());
+    }
+    listen_returned_ = true;
+  });
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  if (stopped_.exchange(true)) return;
+  if (!thread_.joinable()) return;
+  // cpp-httplib's stop() does nothing until the listen loop has started, so
+  // a Stop() right after Start() repeats it until the loop is gone.
+  while (!listen_returned_) {
+    http_->stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  thread_.join();
+}
+
+void Server::Route() {
+  const int threads = std::max(1, options_.threads);
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->set_tcp_nodelay(true);
+  // SO_REUSEADDR (a restart may bind while old connections sit in TIME_WAIT)
+  // but not cpp-httplib's default SO_REUSEPORT, which would let a second
+  // process listen on the same port and take part of the scheduler's calls.
+  http_->set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd_ = sock;
+  });
+  http_->set_payload_max_length(options_.max_body_bytes);
+  http_->set_keep_alive_max_count(1u << 20);  // kube-scheduler keeps its connections
+  const auto read = std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout);
+  http_->set_read_timeout(std::max<time_t>(1, read.count()));
+  const std::string prefix = EscapeRegex(*NormalizePrefix(options_.prefix));
+  for (std::string_view verb : kVerbs) {
+    http_->Post(prefix + "/" + std::string(verb),
+                [this, verb](const httplib::Request& req, httplib::Response& res) {
+                  std::string type;
+                  std::string body;
+                  HandleVerb(verb, req.body, &res.status, &type, &body);
+                  res.set_content(std::move(body), type.c_str());
+                });
+  }
+  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", kText);
+  });
+  http_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ready = !deps_.ready || deps_.ready();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ok\n" : "caches not synced yet\n", kText);
+  });
+  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(deps_.metrics->Text(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http_->Get("/debug/state", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(DebugState(), "application/json");
+  });
+  const size_t limit = options_.max_body_bytes;
+  http_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [limit](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 413) {
+          res.set_content("request body exceeds the limit of " + std::to_string(limit) + " bytes\n",
+                          kText);
+        } else {
+          res.set_content("HTTP " + std::to_string(res.status) + "\n", kText);
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  // The boundary for exceptions: cpp-httplib (and allocation) may throw; our
+  // code does not. The worker answers 500 and lives on.
+  http_->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("extender: {} {}: {}", req.method, req.path, what);
+        res.status = 500;
+        res.set_content("internal error: " + what + "\n", kText);
+      });
+}
+
+void Server::HandleVerb(std::string_view verb, const std::string& body, int* status,
+                        std::string* content_type, std::string* reply) {
+  const auto start = std::chrono::steady_clock::now();
+  VerbReply r;
+  if (verb == "filter") {
+    r = deps_.pipeline->Filter(body);
+  } else if (verb == "prioritize") {
+    r = deps_.pipeline->Prioritize(body);
+  } else if (verb == "preempt") {
+    r = deps_.pipeline->Preempt(body);
+  } else {
+    r = Bind(body);
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  deps_.metrics->ObserveRequest(verb, r.outcome, took.count());
+  deps_.metrics->CountDecisions(verb, r.decisions);
+  if (verb == "bind" && r.outcome != ReplyOutcome::kOk) {
+    for (const auto& [reason, count] : r.decisions) deps_.metrics->CountBindFailure(reason);
+  }
+  *status = r.http_status;
+  *content_type = std::string(r.content_type);
+  *reply = std::move(r.body);
+}
+
+VerbReply Server::Bind(const std::string& body) {
+  BindPlan plan = deps_.pipeline->ReserveBind(body);
+  if (plan.action != BindAction::kPost) return deps_.pipeline->AnswerBind(plan);
+  const Status post = deps_.binder->Bind(plan.binding);
+  return deps_.pipeline->FinishBind(plan, post);
+}
+
+std::string Server::DebugState() {
+  const ClusterSnapshot snapshot = deps_.cluster->Snapshot({});
+  size_t assumed = 0;
+  size_t pods = 0;
+  deps_.cluster->Exclusive([&](ClusterState& state) {
+    assumed = state.assumed_count();
+    pods = state.pod_count();
+  });
+  std::vector<const NodeInfo*> nodes;
+  snapshot.ForEachNode([&](const NodeInfo& node) { nodes.push_back(&node); });
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NodeInfo* a, const NodeInfo* b) { return a->name < b->name; });
+  kube::JsonWriter w;
+  w.StartObject();
+  w.IntField("generation", static_cast<int64_t>(snapshot.generation()));
+  w.IntField("knownNodes", static_cast<int64_t>(snapshot.node_count()));
+  w.IntField("pods", static_cast<int64_t>(pods));
+  // Reservations: bind's assumed placements not yet seen bound; per node
+  // in assumedPods (and inside "allocated").
+  w.IntField("reservations", static_cast<int64_t>(assumed));
+  w.Key("nodes");
+  w.StartArray();
+  for (const NodeInfo* node : nodes) WriteNode(w, *node);
+  w.EndArray();
+  w.EndObject();
+  return w.TakeString();
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,147 @@
+// The extender's HTTP server: the kube-scheduler verbs over the pipeline,
+// plus health, readiness, metrics and a debug view of the cache.
+//
+//   POST {prefix}/filter|prioritize|preempt -> Pipeline verb -> reply as given
+//   POST {prefix}/bind  -> ReserveBind -> Binder::Bind (the Binding POST) -> FinishBind
+//   GET  /healthz       -> 200 "ok" while the process serves
+//   GET  /readyz        -> 200 once the injected predicate holds (caches synced), else 503
+//   GET  /metrics       -> ExtenderMetrics::Text()
+//   GET  /debug/state   -> JSON: every node's allocatable/allocated/free, reservations
+//
+// HTTP/1.1 keep-alive on cpp-httplib with TCP_NODELAY (without it every reply
+// waits on the peer's delayed ACK, ~40 ms), a thread pool of
+// ServerOptions::threads workers (binds arrive in parallel and block on the
+// API server), a request body limit (413 with a text body over it), and
+// optional TLS with optional client-certificate verification. A handler
+// never lets an exception out: cpp-httplib's own exceptions (and any
+// std::bad_alloc) become a 500 with a text body, never a dead worker.
+//
+// Thread-safety: Start() and Stop() from one owner thread; handlers run
+// concurrently on the pool, so the pipeline, binder and metrics must be
+// thread-safe (they are).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "extender/metrics.h"
+#include "extender/pipeline.h"
+#include "model/api_objects.h"
+#include "model/status.h"
+#include "model/time.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace muster::kube {
+class Client;
+}  // namespace muster::kube
+
+namespace muster::extender {
+
+// The one I/O step of bind: POST the Binding. Implementations must be
+// thread-safe and return within the scheduler's bind timeout.
+class Binder {
+ public:
+  virtual ~Binder() = default;
+  // Status of the POST pods/<binding.meta.name>/binding in binding.meta.namespace_.
+  virtual Status Bind(const Binding& binding) = 0;
+};
+
+struct KubeBinderOptions {
+  // The whole bind, retries included, must end before kube-scheduler's
+  // extender httpTimeout (5 s by default) gives up on the call.
+  Duration deadline = std::chrono::milliseconds(4000);
+  Duration initial_backoff = std::chrono::milliseconds(100);
+};
+
+// Binds through the API server, retrying transient failures (5xx, a broken
+// connection, a timeout) until the deadline. A retry after a POST that did
+// land answers 409 "already assigned to node", which FinishBind counts as
+// success (AlreadyAssignedTo), so retrying a maybe-sent POST is safe.
+class KubeBinder final : public Binder {
+ public:
+  // `client` must outlive the binder.
+  explicit KubeBinder(kube::Client* client, KubeBinderOptions options = {});
+  Status Bind(const Binding& binding) override;
+
+ private:
+  kube::Client* const client_;
+  const KubeBinderOptions options_;
+};
+
+// True for a bind failure worth another attempt within the deadline.
+bool BindRetryable(const Status& post);
+
+struct ServerOptions {
+  std::string listen_address = "127.0.0.1";
+  int port = 8888;  // 0: an ephemeral port (tests), see Server::port()
+  std::string prefix = "/scheduler";
+  size_t max_body_bytes = size_t{16} << 20;
+  // Each open keep-alive connection holds a worker until it closes or idles
+  // for 5 s, and kube-scheduler's Go transport keeps up to 25 idle
+  // connections per host (apimachinery's transport defaults) besides the
+  // ones busy with parallel binds: too few workers would queue a request
+  // behind idle connections for seconds.
+  int threads = 64;
+  // TLS when both are set; with client_ca_path, clients must present a
+  // certificate signed by that CA (mTLS).
+  std::string tls_cert_path;
+  std::string tls_key_path;
+  std::string client_ca_path;
+  Duration read_timeout = std::chrono::seconds(10);
+};
+
+struct ServerDeps {
+  const Pipeline* pipeline = nullptr;  // required
+  Binder* binder = nullptr;            // required
+  ExtenderMetrics* metrics = nullptr;  // required
+  ClusterAccess* cluster = nullptr;    // required: /debug/state
+  std::function<bool()> ready;         // null: always ready
+};
+
+class Server {
+ public:
+  // Everything in `deps` must outlive the server.
+  Server(ServerOptions options, ServerDeps deps);
+  ~Server();  // Stop()s
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listening socket and starts serving on a thread. InvalidArgument
+  // for bad options (a TLS file that does not load, a prefix without a
+  // leading '/'), Unavailable when the address cannot be bound.
+  // REQUIRES: called at most once.
+  Status Start();
+  // Stops accepting, lets the workers finish and joins. Idempotent.
+  void Stop();
+  // The port bound by Start() (the ephemeral one when options.port was 0).
+  int port() const { return port_; }
+
+ private:
+  void Route();
+  void HandleVerb(std::string_view verb, const std::string& body, int* status,
+                  std::string* content_type, std::string* reply);
+  VerbReply Bind(const std::string& body);
+  std::string DebugState();
+
+  const ServerOptions options_;
+  const ServerDeps deps_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  int port_ = 0;
+  int listen_fd_ = -1;  // the listening socket, seen by the socket options hook
+  std::atomic<bool> stopped_{false};
+  std::atomic<bool> listen_returned_{false};
+};
+
+// "/scheduler/" -> "/scheduler"; "" stays "". InvalidArgument unless it is
+// empty or starts with '/'.
+StatusOr<std::string> NormalizePrefix(std::string_view prefix);
+
+}  // namespace muster::extender

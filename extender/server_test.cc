@@ -1,0 +1,577 @@
+// The extender server over real loopback HTTP: each verb end to end, the
+// wire-level behaviour kube-scheduler relies on (keep-alive, 200+Error vs
+// 400, the body limit), readiness, metrics and concurrent binds.
+#include "extender/server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "extender/metrics.h"
+#include "extender/testing/golden.h"
+#include "extender/testing/metrics_text.h"
+#include "kube/client/client.h"
+#include "kube/client/http_transport.h"
+#include "kube/codec/extender_types.h"
+#include "model/testing/builders.h"
+
+namespace muster::extender {
+namespace {
+
+using test::MakeNode;
+using test::MakePod;
+
+// Records the Bindings; checks at every POST that the reservation already
+// counts and never takes the node past its GPUs.
+class FakeBinder final : public Binder {
+ public:
+  explicit FakeBinder(ClusterAccess* cluster) : cluster_(cluster) {}
+  Status Bind(const Binding& binding) override {
+    const ClusterSnapshot snapshot = cluster_->Snapshot({});
+    const NodeInfo* node = snapshot.FindNode(binding.target_node);
+    std::lock_guard<std::mutex> lock(mu_);
+    bindings_.push_back(binding);
+    if (node != nullptr) {
+      max_gpus_ = std::max(max_gpus_, node->allocated.gpus());
+      over_ = over_ || node->allocated.gpus() > node->allocatable.gpus();
+    }
+    return answer_;
+  }
+  void Answer(Status s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    answer_ = std::move(s);
+  }
+  std::vector<Binding> bindings() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bindings_;
+  }
+  bool overcommitted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return over_;
+  }
+
+ private:
+  ClusterAccess* const cluster_;
+  std::mutex mu_;
+  std::vector<Binding> bindings_;
+  Status answer_;
+  int64_t max_gpus_ = 0;
+  bool over_ = false;
+};
+
+// The golden tests' cluster (golden_test.cc): gpu-a1 8 free, gpu-a2 4 of 8
+// used, gpu-b1 4 of 4 used, gpu-c1 6 of 8 used, gpu-d1 8 free; ml/train-0
+// (8 GPUs) pending.
+void AddGoldenCluster(fixture::TestCluster& cluster) {
+  cluster.Add(MakeNode("gpu-a1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-a2").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-b1").Cpu("32").Memory("256Gi").Gpu(4));
+  cluster.Add(MakeNode("gpu-c1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-d1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakePod("a2-user").Namespace("batch").Gpu(4).NodeName("gpu-a2").Phase("Running"));
+  cluster.Add(MakePod("b1-user").Namespace("batch").Gpu(4).NodeName("gpu-b1").Phase("Running"));
+  cluster.Add(MakePod("c1-user").Namespace("batch").Gpu(6).NodeName("gpu-c1").Phase("Running"));
+  cluster.Add(MakePod("train-0")
+                  .Namespace("ml")
+                  .Uid("0b6f3c1e-1111-4c1a-9d7e-aaaaaaaaaaaa")
+                  .Cpu("32")
+                  .Memory("256Gi")
+                  .Gpu(8));
+}
+
+ServerOptions TestOptions() {
+  ServerOptions options;
+  options.port = 0;
+  return options;
+}
+
+// A server on an ephemeral loopback port over a fake-clock cluster.
+struct Harness {
+  explicit Harness(ServerOptions options = TestOptions()) {
+    server =
+        std::make_unique<Server>(options, ServerDeps{.pipeline = &cluster.pipeline,
+                                                     .binder = &binder,
+                                                     .metrics = &metrics,
+                                                     .cluster = &cluster.cache,
+                                                     .ready = [this] { return ready.load(); }});
+    const Status started = server->Start();
+    EXPECT_TRUE(started.ok()) << started;
+  }
+  std::unique_ptr<httplib::Client> Client() {
+    auto client = std::make_unique<httplib::Client>("127.0.0.1", server->port());
+    client->set_keep_alive(true);
+    client->set_read_timeout(10, 0);
+    return client;
+  }
+  httplib::Result Post(const std::string& verb, const std::string& body) {
+    return Client()->Post(("/scheduler/" + verb).c_str(), body, "application/json");
+  }
+  httplib::Result Get(const std::string& path) { return Client()->Get(path.c_str()); }
+
+  fixture::TestCluster cluster;
+  ExtenderMetrics metrics;
+  FakeBinder binder{&cluster.cache};
+  std::atomic<bool> ready{true};
+  std::unique_ptr<Server> server;
+};
+
+std::string Fixture(const std::string& file) {
+  const std::string codec = "codec:";
+  if (file.starts_with(codec)) return fixture::CodecFixture(file.substr(codec.size()));
+  return fixture::ReadTestdata(file);
+}
+
+TEST(ServerTest, EveryVerbOverHttp) {
+  struct Case {
+    std::string name;
+    std::string verb;
+    std::string request;
+    std::string golden;
+  };
+  const std::vector<Case> cases = {
+      {"filter, names", "filter", "codec:filter_args_cache.json", "filter_cache_reply.json"},
+      {"filter, Node objects", "filter", "codec:filter_args_noncache.json",
+       "filter_noncache_reply.json"},
+      {"prioritize", "prioritize", "filter_args_v134_cache.json", "prioritize_binpack_reply.json"},
+      {"preempt", "preempt", "codec:preempt_args_cache.json", "preempt_cache_reply.json"},
+      {"bind", "bind", "codec:bind_args.json", "bind_success_reply.json"},
+      {"filter, truncated body: 200 with Error", "filter", "filter_args_truncated.json",
+       "filter_error_reply.json"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Harness h;
+    AddGoldenCluster(h.cluster);
+    httplib::Result res = h.Post(c.verb, Fixture(c.request));
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+    fixture::ExpectGolden(res->body, c.golden);
+  }
+}
+
+TEST(ServerTest, BindPostsTheBindingAndReservesTheNode) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  const std::string body = Fixture("codec:bind_args.json");
+  StatusOr<kube::ExtenderBindingArgs> args = kube::DecodeExtenderBindingArgs(body);
+  ASSERT_TRUE(args.ok()) << args.status();
+  httplib::Result res = h.Post("bind", body);
+  ASSERT_TRUE(res);
+  fixture::ExpectSameJson(res->body, R"({"Error":""})");
+  const std::vector<Binding> bindings = h.binder.bindings();
+  ASSERT_EQ(bindings.size(), 1u);
+  EXPECT_EQ(bindings[0].meta.name, "train-0");
+  EXPECT_EQ(bindings[0].meta.namespace_, "ml");
+  EXPECT_EQ(bindings[0].target_node, args->node);
+  EXPECT_EQ(h.cluster.cache.Snapshot({}).FindNode(args->node)->allocated.gpus(),
+            h.cluster.cache.Snapshot({}).FindNode(args->node)->allocatable.gpus());
+}
+
+TEST(ServerTest, AFailedBindingPostIsAnErrorAndFreesTheReservation) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  h.binder.Answer(Status(StatusCode::kNotFound, "pods \"train-0\" not found"));
+  const std::string body = Fixture("codec:bind_args.json");
+  httplib::Result res = h.Post("bind", body);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << "bind faults travel in Error";
+  StatusOr<kube::ExtenderBindingResult> result = kube::DecodeExtenderBindingResult(res->body);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NE(result->error.find("NotFound: pods \"train-0\" not found"), std::string::npos)
+      << result->error;
+  const auto samples = fixture::ParseMetricsText(h.metrics.Text());
+  EXPECT_EQ(fixture::FindSample(samples, "muster_extender_bind_failures_total",
+                                {{"reason", "api_error"}}),
+            1.0);
+  StatusOr<kube::ExtenderBindingArgs> args = kube::DecodeExtenderBindingArgs(body);
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(h.cluster.cache.Snapshot({}).FindNode(args->node)->assumed_pods, 0);
+}
+
+TEST(ServerTest, BodiesThatDoNotDecode) {
+  struct Case {
+    std::string verb;
+    int want_status;
+    std::string want_prefix;  // of the body (prioritize, preempt) or of Error (bind)
+  };
+  const std::vector<Case> cases = {
+      {"bind", 200, "muster: decode ExtenderBindingArgs: invalid JSON at offset"},
+      {"prioritize", 400, "muster: decode ExtenderArgs: invalid JSON at offset"},
+      {"preempt", 400, "muster: decode ExtenderPreemptionArgs: invalid JSON at offset"},
+  };
+  Harness h;
+  const std::string truncated = fixture::ReadTestdata("filter_args_truncated.json");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.verb);
+    httplib::Result res = h.Post(c.verb, truncated);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, c.want_status);
+    std::string text = res->body;
+    if (c.verb == "bind") {
+      StatusOr<kube::ExtenderBindingResult> result = kube::DecodeExtenderBindingResult(res->body);
+      ASSERT_TRUE(result.ok()) << res->body;
+      text = result->error;
+    }
+    EXPECT_TRUE(text.starts_with(c.want_prefix)) << text;
+  }
+  httplib::Result health = h.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200) << "still serving";
+}
+
+TEST(ServerTest, BodyLimit) {
+  ServerOptions options = TestOptions();
+  options.max_body_bytes = 4096;
+  Harness h(options);
+  struct Case {
+    std::string name;
+    size_t size;
+    int want_status;
+  };
+  const std::vector<Case> cases = {
+      {"at the limit: decoded (and rejected as JSON)", 4096, 400},
+      {"over the limit", 4097, 413},
+      {"far over the limit", 1 << 20, 413},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    httplib::Result res = h.Post("prioritize", std::string(c.size, ' '));
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, c.want_status);
+    if (c.want_status == 413) {
+      EXPECT_EQ(res->body, "request body exceeds the limit of 4096 bytes\n");
+    }
+  }
+}
+
+// Reads one HTTP response (headers + Content-Length body) from `fd`.
+std::string ReadResponse(int fd) {
+  std::string data;
+  char buf[4096];
+  for (;;) {
+    const size_t end = data.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      const size_t cl = data.find("Content-Length: ");
+      const size_t length = cl == std::string::npos ? 0 : std::stoul(data.substr(cl + 16));
+      if (data.size() >= end + 4 + length) return data;
+    }
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return data + "<connection closed>";
+    data.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// kube-scheduler keeps its connection: many requests on one socket, which
+// cpp-httplib's default (5 per connection) would close.
+TEST(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  timeval timeout{.tv_sec = 10, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(h.server->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string body = Fixture("codec:filter_args_cache.json");
+  const std::string request =
+      "POST /scheduler/filter HTTP/1.1\r\nHost: muster\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  for (int i = 0; i < 20; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+    const std::string response = ReadResponse(fd);
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response;
+    ASSERT_EQ(response.find("Connection: close"), std::string::npos) << response;
+  }
+  close(fd);
+}
+
+TEST(ServerTest, ReadyOnlyOnceSynced) {
+  Harness h;
+  h.ready = false;
+  httplib::Result before = h.Get("/readyz");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->status, 503);
+  h.ready = true;
+  httplib::Result after = h.Get("/readyz");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+  httplib::Result health = h.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  httplib::Result missing = h.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+TEST(ServerTest, MetricsCountTheVerbs) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  const std::string args = Fixture("codec:filter_args_cache.json");
+  ASSERT_TRUE(h.Post("filter", args));
+  ASSERT_TRUE(h.Post("filter", args));
+  ASSERT_TRUE(h.Post("prioritize", args));
+  ASSERT_TRUE(h.Post("preempt", "{"));
+  httplib::Result res = h.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_TRUE(res->get_header_value("Content-Type").starts_with("text/plain; version=0.0.4"));
+  const auto samples = fixture::ParseMetricsText(res->body);
+  const std::string requests = "muster_extender_requests_total";
+  EXPECT_EQ(fixture::FindSample(samples, requests, {{"verb", "filter"}, {"result", "ok"}}), 2.0);
+  EXPECT_EQ(fixture::FindSample(samples, requests, {{"verb", "prioritize"}, {"result", "ok"}}),
+            1.0);
+  EXPECT_EQ(
+      fixture::FindSample(samples, requests, {{"verb", "preempt"}, {"result", "bad_request"}}),
+      1.0);
+  EXPECT_EQ(fixture::FindSample(samples, "muster_extender_request_duration_seconds_count",
+                                {{"verb", "filter"}}),
+            2.0);
+  const std::optional<double> fits = fixture::FindSample(samples, "muster_extender_decisions_total",
+                                                         {{"verb", "filter"}, {"reason", "fits"}});
+  ASSERT_TRUE(fits.has_value());
+  EXPECT_GT(*fits, 0);
+}
+
+TEST(ServerTest, DebugStateShowsTheCache) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  ASSERT_TRUE(h.Post("bind", Fixture("codec:bind_args.json")));
+  httplib::Result res = h.Get("/debug/state");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  rapidjson::Document doc;
+  doc.Parse(res->body.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << res->body;
+  EXPECT_EQ(doc["knownNodes"].GetInt64(), 5);
+  EXPECT_EQ(doc["reservations"].GetInt64(), 1);
+  std::map<std::string, const rapidjson::Value*> nodes;
+  for (const auto& n : doc["nodes"].GetArray()) nodes[n["name"].GetString()] = &n;
+  ASSERT_EQ(nodes.count("gpu-a2"), 1u) << res->body;
+  const rapidjson::Value& a2 = *nodes["gpu-a2"];
+  EXPECT_EQ(a2["allocatable"]["nvidia.com/gpu"].GetInt64(), 8);
+  EXPECT_EQ(a2["allocated"]["nvidia.com/gpu"].GetInt64(), 4);
+  EXPECT_EQ(a2["free"]["nvidia.com/gpu"].GetInt64(), 4);
+  EXPECT_EQ(a2["boundPods"].GetInt64(), 1);
+  int64_t assumed = 0;
+  for (const auto& [name, node] : nodes) assumed += (*node)["assumedPods"].GetInt64();
+  EXPECT_EQ(assumed, 1) << "the bind's reservation";
+}
+
+// 32 binds of 2-GPU pods race over parallel connections for one 8-GPU node:
+// exactly 4 succeed, and no POST ever sees the node past 8 GPUs. Fewer
+// workers than connections: queued connections must wait, not be dropped.
+TEST(ServerTest, ConcurrentBindsNeverOvercommit) {
+  ServerOptions options = TestOptions();
+  options.threads = 4;
+  Harness h(options);
+  h.cluster.Add(MakeNode("n1").Gpu(8));
+  constexpr int kPods = 32;
+  for (int i = 0; i < kPods; ++i) h.cluster.Add(MakePod("p" + std::to_string(i)).Gpu(2));
+  std::atomic<int> bound{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kPods; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string name = "p" + std::to_string(i);
+      httplib::Result res =
+          h.Post("bind", kube::EncodeExtenderBindingArgs({.pod_name = name,
+                                                          .pod_namespace = "default",
+                                                          .pod_uid = "uid-" + name,
+                                                          .node = "n1"}));
+      if (!res || res->status != 200) {
+        ADD_FAILURE() << name << ": "
+                      << (res ? std::to_string(res->status) : httplib::to_string(res.error()));
+        return;
+      }
+      StatusOr<kube::ExtenderBindingResult> result = kube::DecodeExtenderBindingResult(res->body);
+      if (!result.ok()) return;
+      ++(result->error.empty() ? bound : refused);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bound, 4);
+  EXPECT_EQ(refused, kPods - 4);
+  EXPECT_EQ(h.binder.bindings().size(), 4u) << "a Binding for every success, none other";
+  EXPECT_FALSE(h.binder.overcommitted());
+  EXPECT_EQ(h.cluster.cache.Snapshot({}).FindNode("n1")->allocated.gpus(), 8);
+}
+
+// extender/testdata/tls/README.md describes the certificates.
+std::string TlsFile(const std::string& name) {
+  return std::string(MUSTER_TESTDATA_DIR) + "/tls/" + name;
+}
+
+TEST(ServerTest, TlsWithOptionalClientCertificates) {
+  struct Case {
+    std::string name;
+    bool require_client_cert;
+    std::string client;  // "" for none, else <client>.pem + <client>-key.pem
+    bool want_served;
+  };
+  const std::vector<Case> cases = {
+      {"TLS, no client certificate", false, "", true},
+      {"mTLS, a client certificate from the CA", true, "client", true},
+      {"mTLS, no client certificate", true, "", false},
+      {"mTLS, a certificate no CA vouches for", true, "rogue", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ServerOptions options = TestOptions();
+    options.tls_cert_path = TlsFile("server.pem");
+    options.tls_key_path = TlsFile("server-key.pem");
+    if (c.require_client_cert) options.client_ca_path = TlsFile("ca.pem");
+    Harness h(options);
+    std::unique_ptr<httplib::SSLClient> client =
+        c.client.empty() ? std::make_unique<httplib::SSLClient>("127.0.0.1", h.server->port())
+                         : std::make_unique<httplib::SSLClient>("127.0.0.1", h.server->port(),
+                                                                TlsFile(c.client + ".pem"),
+                                                                TlsFile(c.client + "-key.pem"));
+    client->set_ca_cert_path(TlsFile("ca.pem").c_str());
+    client->enable_server_certificate_verification(true);
+    httplib::Result res = client->Get("/healthz");
+    EXPECT_EQ(res && res->status == 200, c.want_served)
+        << (res ? std::to_string(res->status) : httplib::to_string(res.error()));
+  }
+}
+
+TEST(ServerTest, StartRejectsBadOptions) {
+  Harness first;
+  struct Case {
+    std::string name;
+    ServerOptions options;
+    StatusCode want;
+  };
+  ServerOptions bad_prefix = TestOptions();
+  bad_prefix.prefix = "scheduler";
+  ServerOptions missing_cert = TestOptions();
+  missing_cert.tls_cert_path = "/nonexistent/cert.pem";
+  missing_cert.tls_key_path = "/nonexistent/key.pem";
+  ServerOptions half_tls = TestOptions();
+  half_tls.tls_cert_path = "/nonexistent/cert.pem";
+  ServerOptions taken = TestOptions();
+  taken.port = first.server->port();
+  const std::vector<Case> cases = {
+      {"prefix without '/'", bad_prefix, StatusCode::kInvalidArgument},
+      {"TLS files that do not load", missing_cert, StatusCode::kInvalidArgument},
+      {"a certificate without its key", half_tls, StatusCode::kInvalidArgument},
+      {"a port in use", taken, StatusCode::kUnavailable},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fixture::TestCluster cluster;
+    ExtenderMetrics metrics;
+    FakeBinder binder(&cluster.cache);
+    Server server(c.options, {.pipeline = &cluster.pipeline,
+                              .binder = &binder,
+                              .metrics = &metrics,
+                              .cluster = &cluster.cache});
+    EXPECT_EQ(server.Start().code(), c.want);
+  }
+}
+
+// Answers POSTs from a script (its last answer repeats) and records them.
+class ScriptedTransport final : public kube::HttpTransport {
+ public:
+  explicit ScriptedTransport(std::vector<int> statuses) : statuses_(std::move(statuses)) {}
+  StatusOr<kube::HttpResponse> Send(const kube::HttpRequest& request) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.push_back(request.method + " " + request.target);
+    const int status = statuses_[std::min(requests_.size(), statuses_.size()) - 1];
+    return kube::HttpResponse{.status = status, .body = "{}"};
+  }
+  Status Stream(const kube::HttpRequest&, const kube::ChunkHandler&, int*) override {
+    return Status(StatusCode::kUnimplemented, "no streams here");
+  }
+  void Cancel() override {}
+  std::vector<std::string> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  const std::vector<int> statuses_;
+  std::mutex mu_;
+  std::vector<std::string> requests_;
+};
+
+TEST(KubeBinderTest, RetriesTransientFailuresWithinTheDeadline) {
+  struct Case {
+    std::string name;
+    std::vector<int> statuses;
+    StatusCode want;
+    size_t min_posts;
+    size_t max_posts;
+  };
+  const std::vector<Case> cases = {
+      {"created at once", {201}, StatusCode::kOk, 1, 1},
+      {"503 then created", {503, 201}, StatusCode::kOk, 2, 2},
+      {"500 twice then created", {500, 500, 201}, StatusCode::kOk, 3, 3},
+      {"404 is final", {404}, StatusCode::kNotFound, 1, 1},
+      {"409 is final (FinishBind reads it)", {409}, StatusCode::kConflict, 1, 1},
+      // Backoffs of 1+2+4+8+16 ms fit in 40 ms, 32 more do not: at most 6 tries.
+      {"503 until the deadline", {503}, StatusCode::kUnavailable, 2, 6},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto transport = std::make_shared<ScriptedTransport>(c.statuses);
+    kube::ClientOptions client_options;
+    client_options.retry.max_attempts = 1;  // the binder's own retries only
+    kube::Client client(transport, kube::ClientConfig{}, client_options);
+    KubeBinder binder(&client, {.deadline = std::chrono::milliseconds(40),
+                                .initial_backoff = std::chrono::milliseconds(1)});
+    Binding binding;
+    binding.meta.name = "train-0";
+    binding.meta.namespace_ = "ml";
+    binding.target_node = "gpu-a1";
+    EXPECT_EQ(binder.Bind(binding).code(), c.want);
+    const std::vector<std::string> posts = transport->requests();
+    EXPECT_GE(posts.size(), c.min_posts);
+    EXPECT_LE(posts.size(), c.max_posts);
+    for (const std::string& post : posts) {
+      EXPECT_TRUE(post.starts_with("POST /api/v1/namespaces/ml/pods/train-0/binding")) << post;
+    }
+  }
+}
+
+TEST(BindRetryableTest, OnlyTransientFailures) {
+  struct Case {
+    std::string name;
+    Status post;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"5xx", Status(StatusCode::kUnavailable, "503"), true},
+      {"500", Status(StatusCode::kInternal, "500"), true},
+      {"timeout", Status(StatusCode::kDeadlineExceeded, "timeout"), true},
+      {"429", Status(StatusCode::kResourceExhausted, "429"), true},
+      {"409", Status(StatusCode::kConflict, "already assigned"), false},
+      {"404", Status(StatusCode::kNotFound, "gone"), false},
+      {"403", Status(StatusCode::kPermissionDenied, "forbidden"), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(BindRetryable(c.post), c.want);
+  }
+}
+
+}  // namespace
+}  // namespace muster::extender
