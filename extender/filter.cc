@@ -53,18 +53,40 @@ FilterVerdicts GateVerdicts(const GateVerdict& gate, size_t nodes) {
       .of_node = std::vector<uint32_t>(nodes, 0)};
 }
 
+// The one fit rule, per requested resource k: beyond the node's allocatable
+// no preemption helps (unresolvable); beyond what is free now (credit for
+// the pod's own holdings included) it may fit later (unschedulable).
+struct ResourceFit {
+  int64_t need = 0;
+  int64_t allocatable = 0;
+  int64_t free = 0;
+  Verdict verdict = Verdict::kFit;
+};
+
+ResourceFit FitOfResource(const PodDemand& demand, const NodeInfo& node, size_t k) {
+  const auto& [resource, need] = demand.request.entries()[k];
+  const PodDemand::Amounts has = demand.AmountsOn(node, k);
+  ResourceFit fit{.need = need,
+                  .allocatable = has.allocatable,
+                  .free = has.allocatable - has.allocated + demand.Credit(node.name, resource)};
+  if (need > fit.allocatable) {
+    fit.verdict = Verdict::kUnresolvable;
+  } else if (need > fit.free) {
+    fit.verdict = Verdict::kUnschedulable;
+  }
+  return fit;
+}
+
 // What FitOnNode's verdict and message depend on besides the demand: per
 // requested resource, the node's allocatable and its free amount (credit
 // included; clamped at 0 as the message shows it, which changes no verdict
 // since every requested amount is positive).
 void FitStateKey(const PodDemand& demand, const NodeInfo& node, std::vector<int64_t>* key) {
   key->clear();
-  const auto& entries = demand.request.entries();
-  for (size_t k = 0; k < entries.size(); ++k) {
-    const PodDemand::Amounts has = demand.AmountsOn(node, k);
-    key->push_back(has.allocatable);
-    key->push_back(std::max<int64_t>(
-        has.allocatable - has.allocated + demand.Credit(node.name, entries[k].first), 0));
+  for (size_t k = 0; k < demand.request.entries().size(); ++k) {
+    const ResourceFit fit = FitOfResource(demand, node, k);
+    key->push_back(fit.allocatable);
+    key->push_back(std::max<int64_t>(fit.free, 0));
   }
 }
 
@@ -128,14 +150,10 @@ VerbReply EncodeFilterReply(const Candidates& candidates, const FilterVerdicts& 
 Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node) {
   if (node == nullptr || !node->known()) return Verdict::kUnresolvable;
   Verdict verdict = Verdict::kFit;
-  const auto& entries = demand.request.entries();
-  for (size_t k = 0; k < entries.size(); ++k) {
-    const auto& [resource, need] = entries[k];
-    const PodDemand::Amounts has = demand.AmountsOn(*node, k);
-    if (need > has.allocatable) return Verdict::kUnresolvable;
-    if (need > has.allocatable - has.allocated + demand.Credit(node->name, resource)) {
-      verdict = Verdict::kUnschedulable;
-    }
+  for (size_t k = 0; k < demand.request.entries().size(); ++k) {
+    const Verdict v = FitOfResource(demand, *node, k).verdict;
+    if (v == Verdict::kUnresolvable) return v;
+    if (v == Verdict::kUnschedulable) verdict = v;
   }
   return verdict;
 }
@@ -146,18 +164,15 @@ NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node) {
   }
   std::string too_big;  // beyond the node's allocatable: no preemption helps
   std::string short_now;
-  for (const auto& [resource, need] : demand.request.entries()) {
-    const int64_t total = node->allocatable.Get(resource);
-    if (need > total) {
-      AppendClause(&too_big, "needs " + Q(resource, need) + " " + resource + " (node has " +
-                                 Q(resource, total) + ")");
-      continue;
-    }
-    const int64_t free = node->Free(resource) + demand.Credit(node->name, resource);
-    if (need > free) {
-      AppendClause(&short_now, "needs " + Q(resource, need) + " " + resource + " (" +
-                                   Q(resource, std::max<int64_t>(free, 0)) + " free of " +
-                                   Q(resource, total) + ")");
+  for (size_t k = 0; k < demand.request.entries().size(); ++k) {
+    const std::string& resource = demand.request.entries()[k].first;
+    const ResourceFit fit = FitOfResource(demand, *node, k);
+    const std::string needs = "needs " + Q(resource, fit.need) + " " + resource;
+    if (fit.verdict == Verdict::kUnresolvable) {
+      AppendClause(&too_big, needs + " (node has " + Q(resource, fit.allocatable) + ")");
+    } else if (fit.verdict == Verdict::kUnschedulable) {
+      AppendClause(&short_now, needs + " (" + Q(resource, std::max<int64_t>(fit.free, 0)) +
+                                   " free of " + Q(resource, fit.allocatable) + ")");
     }
   }
   if (!too_big.empty()) return Failed(Verdict::kUnresolvable, kReasonExceedsNode, too_big);

@@ -72,25 +72,7 @@ class FakeBinder final : public Binder {
   bool over_ = false;
 };
 
-// The golden tests' cluster (golden_test.cc): gpu-a1 8 free, gpu-a2 4 of 8
-// used, gpu-b1 4 of 4 used, gpu-c1 6 of 8 used, gpu-d1 8 free; ml/train-0
-// (8 GPUs) pending.
-void AddGoldenCluster(fixture::TestCluster& cluster) {
-  cluster.Add(MakeNode("gpu-a1").Cpu("64").Memory("1Ti").Gpu(8));
-  cluster.Add(MakeNode("gpu-a2").Cpu("64").Memory("1Ti").Gpu(8));
-  cluster.Add(MakeNode("gpu-b1").Cpu("32").Memory("256Gi").Gpu(4));
-  cluster.Add(MakeNode("gpu-c1").Cpu("64").Memory("1Ti").Gpu(8));
-  cluster.Add(MakeNode("gpu-d1").Cpu("64").Memory("1Ti").Gpu(8));
-  cluster.Add(MakePod("a2-user").Namespace("batch").Gpu(4).NodeName("gpu-a2").Phase("Running"));
-  cluster.Add(MakePod("b1-user").Namespace("batch").Gpu(4).NodeName("gpu-b1").Phase("Running"));
-  cluster.Add(MakePod("c1-user").Namespace("batch").Gpu(6).NodeName("gpu-c1").Phase("Running"));
-  cluster.Add(MakePod("train-0")
-                  .Namespace("ml")
-                  .Uid("0b6f3c1e-1111-4c1a-9d7e-aaaaaaaaaaaa")
-                  .Cpu("32")
-                  .Memory("256Gi")
-                  .Gpu(8));
-}
+using fixture::AddGoldenCluster;
 
 ServerOptions TestOptions() {
   ServerOptions options;

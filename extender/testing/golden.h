@@ -29,6 +29,7 @@
 #include "extender/cluster_cache.h"
 #include "extender/pipeline.h"
 #include "kube/codec/extender_types.h"
+#include "kube/codec/json.h"
 #include "model/clock.h"
 #include "model/testing/builders.h"
 
@@ -58,13 +59,6 @@ inline const char* JsonKind(const rapidjson::Value& v) {
   if (v.IsString()) return "string";
   if (v.IsInt64() || v.IsUint64()) return "integer";
   return "fraction";
-}
-
-inline std::string Compact(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 // The first difference between two JSON values ("" when equal).
@@ -99,7 +93,7 @@ inline std::string FirstDifference(const rapidjson::Value& a, const rapidjson::V
     }
     return "";
   }
-  if (a != b) return at + ": " + Compact(a) + " vs " + Compact(b);
+  if (a != b) return at + ": " + kube::ToCompactJson(a) + " vs " + kube::ToCompactJson(b);
   return "";
 }
 
@@ -165,6 +159,28 @@ inline std::string FilterArgsWithNodes(const Pod& pod, const std::vector<Node>& 
   kube::ExtenderArgs args{.pod = pod, .nodes = std::vector<kube::NodeWithRaw>{}};
   for (const Node& n : nodes) args.nodes->push_back(kube::NodeWithRaw{.node = n});
   return kube::EncodeExtenderArgs(args);
+}
+
+// The golden tests' cluster (golden_test.cc, server_test.cc): gpu-a1 8 free,
+// gpu-a2 4 of 8 used, gpu-b1 4 of 4 used, gpu-c1 6 of 8 used, gpu-d1 8 free;
+// ml/train-0 (8 GPUs) pending.
+inline void AddGoldenCluster(TestCluster& cluster) {
+  using test::MakeNode;
+  using test::MakePod;
+  cluster.Add(MakeNode("gpu-a1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-a2").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-b1").Cpu("32").Memory("256Gi").Gpu(4));
+  cluster.Add(MakeNode("gpu-c1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakeNode("gpu-d1").Cpu("64").Memory("1Ti").Gpu(8));
+  cluster.Add(MakePod("a2-user").Namespace("batch").Gpu(4).NodeName("gpu-a2").Phase("Running"));
+  cluster.Add(MakePod("b1-user").Namespace("batch").Gpu(4).NodeName("gpu-b1").Phase("Running"));
+  cluster.Add(MakePod("c1-user").Namespace("batch").Gpu(6).NodeName("gpu-c1").Phase("Running"));
+  cluster.Add(MakePod("train-0")
+                  .Namespace("ml")
+                  .Uid("0b6f3c1e-1111-4c1a-9d7e-aaaaaaaaaaaa")
+                  .Cpu("32")
+                  .Memory("256Gi")
+                  .Gpu(8));
 }
 
 }  // namespace muster::extender::fixture
