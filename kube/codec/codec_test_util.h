@@ -46,6 +46,20 @@ inline int64_t Bytes(std::string_view quantity) {
   return v.ok() ? *v : 0;
 }
 
+// decode -> encode -> decode gives an equal model, and encoding that again
+// gives the same bytes.
+template <typename T>
+inline void ExpectRoundTrip(std::string_view json, StatusOr<T> (*decode)(std::string_view),
+                            std::string (*encode)(const T&)) {
+  StatusOr<T> first = decode(json);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::string encoded = encode(*first);
+  StatusOr<T> second = decode(encoded);
+  ASSERT_TRUE(second.ok()) << second.status() << "\n" << encoded;
+  EXPECT_TRUE(*second == *first) << encoded;
+  EXPECT_EQ(encode(*second), encoded);
+}
+
 // Decodes a document and reports only the status: the shape shared by the
 // error-path and robustness tests.
 using StatusOfDecode = std::function<Status(std::string_view)>;

@@ -23,6 +23,7 @@ using ::testing::StartsWith;
 
 using codec_test::At;
 using codec_test::Bytes;
+using codec_test::ExpectRoundTrip;
 using codec_test::StatusOf;
 using codec_test::StatusOfDecode;
 
@@ -208,18 +209,6 @@ TEST(CoreCodecTest, DecodesNodeList) {
 // ---------------------------------------------------------------------------
 // Round trips: decode -> encode -> decode gives an equal model, and encoding
 // that again gives the same bytes.
-
-template <typename T>
-void ExpectRoundTrip(std::string_view json, StatusOr<T> (*decode)(std::string_view),
-                     std::string (*encode)(const T&)) {
-  StatusOr<T> first = decode(json);
-  ASSERT_TRUE(first.ok()) << first.status();
-  std::string encoded = encode(*first);
-  StatusOr<T> second = decode(encoded);
-  ASSERT_TRUE(second.ok()) << second.status() << "\n" << encoded;
-  EXPECT_TRUE(*second == *first) << encoded;
-  EXPECT_EQ(encode(*second), encoded);
-}
 
 TEST(CoreCodecTest, FixturesRoundTrip) {
   for (const char* name : {"pod_full.json", "pod_gated.json"}) {

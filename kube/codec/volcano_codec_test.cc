@@ -28,20 +28,9 @@ using namespace std::chrono_literals;
 
 using codec_test::At;
 using codec_test::Bytes;
+using codec_test::ExpectRoundTrip;
 using codec_test::StatusOf;
 using codec_test::StatusOfDecode;
-
-template <typename T>
-void ExpectRoundTrip(std::string_view json, StatusOr<T> (*decode)(std::string_view),
-                     std::string (*encode)(const T&)) {
-  StatusOr<T> first = decode(json);
-  ASSERT_TRUE(first.ok()) << first.status();
-  std::string encoded = encode(*first);
-  StatusOr<T> second = decode(encoded);
-  ASSERT_TRUE(second.ok()) << second.status() << "\n" << encoded;
-  EXPECT_TRUE(*second == *first) << encoded;
-  EXPECT_EQ(encode(*second), encoded);
-}
 
 // ---------------------------------------------------------------------------
 // PodGroup.
