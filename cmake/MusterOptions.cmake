@@ -18,7 +18,7 @@ if(MUSTER_TSAN)
   target_link_options(muster_flags INTERFACE -fsanitize=thread)
 endif()
 
-# libFuzzer build (kube/codec/fuzz): every muster target gets coverage
+# libFuzzer build (kube/codec/fuzz, extender/fuzz): every muster target gets coverage
 # instrumentation and ASan+UBSan so the codecs under test are instrumented;
 # only the fuzz executables link the libFuzzer driver (-fsanitize=fuzzer).
 if(MUSTER_BUILD_FUZZ)

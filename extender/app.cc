@@ -79,6 +79,20 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          f.server.max_body_bytes = static_cast<size_t>(n);
          return Status::Ok();
        }},
+      {"kube-api-qps",
+       [](const std::string& v, ExtenderFlags& f) {
+         int64_t qps = 0;
+         MUSTER_RETURN_IF_ERROR(ParseInt("kube-api-qps", v, 1, 100000, &qps));
+         f.kube_api_qps = static_cast<double>(qps);
+         return Status::Ok();
+       }},
+      {"kube-api-burst",
+       [](const std::string& v, ExtenderFlags& f) {
+         int64_t burst = 0;
+         MUSTER_RETURN_IF_ERROR(ParseInt("kube-api-burst", v, 1, 100000, &burst));
+         f.kube_api_burst = static_cast<int>(burst);
+         return Status::Ok();
+       }},
       {"managed-resource",
        [](const std::string& v, ExtenderFlags& f) {
          if (v.empty()) return FlagError("managed-resource", "empty resource name");
@@ -157,6 +171,8 @@ std::string ExtenderUsage() {
          "  --tls-key PATH             the certificate's private key\n"
          "  --client-ca PATH           require client certificates signed by this CA\n"
          "  --max-body-bytes N         request body limit (default 16777216)\n"
+         "  --kube-api-qps N           API requests per second, per client (default 50)\n"
+         "  --kube-api-burst N         API request burst, per client (default 100)\n"
          "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
          "  --score-mode MODE          binpack (default) or spread\n";
 }
@@ -170,9 +186,11 @@ struct Clients {
   std::unique_ptr<kube::Client> bind;
 };
 
-StatusOr<Clients> MakeClients(const std::string& kubeconfig) {
-  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(kubeconfig);
+StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
+  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
   if (!config.ok()) return config.status().Annotate("loading the client config");
+  config->qps = flags.kube_api_qps;
+  config->burst = flags.kube_api_burst;
   Clients clients;
   StatusOr<std::unique_ptr<kube::Client>> watch = kube::Client::New(*config);
   if (!watch.ok()) return watch.status();
@@ -240,7 +258,7 @@ void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetr
 }
 
 int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
-  StatusOr<Clients> clients = MakeClients(flags.kubeconfig);
+  StatusOr<Clients> clients = MakeClients(flags);
   if (!clients.ok()) {
     spdlog::error("extender: {}", clients.status().ToString());
     return 1;

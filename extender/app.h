@@ -12,6 +12,8 @@
 //   --tls-cert PATH --tls-key PATH   serve HTTPS
 //   --client-ca PATH         require client certificates signed by this CA
 //   --max-body-bytes N       request body limit (default 16 MiB)
+//   --kube-api-qps N --kube-api-burst N   each API client's rate limit (default
+//                            50/100, as kube-scheduler's clientConnection)
 //   --managed-resource NAME  a resource fitted besides nvidia.com/gpu (repeatable)
 //   --score-mode binpack|spread
 //
@@ -32,6 +34,10 @@ namespace muster::extender {
 struct ExtenderFlags {
   ServerOptions server;
   std::string kubeconfig;
+  // Token bucket of each API client (watches; binds). Binds are one POST per
+  // pod, so the qps bounds the pods/s muster can bind.
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
   PolicyConfig policy;
   bool help = false;  // --help / -h: print the usage and exit 0
 };

@@ -23,6 +23,8 @@ TEST(ParseExtenderFlagsTest, ErrorsNameTheFlag) {
        "flag --port: \"70000\" is not an integer in [1, 65535]"},
       {"port with junk", {"--port", "80x"}, "flag --port"},
       {"body limit zero", {"--max-body-bytes", "0"}, "flag --max-body-bytes"},
+      {"qps zero", {"--kube-api-qps=0"}, "flag --kube-api-qps"},
+      {"burst not a number", {"--kube-api-burst", "lots"}, "flag --kube-api-burst"},
       {"body limit negative", {"--max-body-bytes=-5"}, "flag --max-body-bytes"},
       {"score mode",
        {"--score-mode", "random"},
@@ -53,13 +55,15 @@ TEST(ParseExtenderFlagsTest, DefaultsAndValues) {
   EXPECT_EQ(defaults->server.prefix, "/scheduler");
   EXPECT_EQ(defaults->server.max_body_bytes, size_t{16} << 20);
   EXPECT_EQ(defaults->policy.score_strategy, ScoreStrategy::kBinpack);
+  EXPECT_EQ(defaults->kube_api_qps, 50);
+  EXPECT_EQ(defaults->kube_api_burst, 100);
   EXPECT_FALSE(defaults->help);
 
   StatusOr<ExtenderFlags> flags = ParseExtenderFlags(
       {"--listen", "0.0.0.0", "--port=9443", "--prefix", "/muster/", "--kubeconfig", "/k.yaml",
        "--tls-cert", "c.pem", "--tls-key=k.pem", "--client-ca", "ca.pem", "--max-body-bytes",
        "1024", "--managed-resource", "rdma/hca", "--managed-resource=example.com/fpga",
-       "--score-mode", "spread"});
+       "--score-mode", "spread", "--kube-api-qps=500", "--kube-api-burst", "1000"});
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->server.listen_address, "0.0.0.0");
   EXPECT_EQ(flags->server.port, 9443);
@@ -72,6 +76,8 @@ TEST(ParseExtenderFlagsTest, DefaultsAndValues) {
   EXPECT_EQ(flags->policy.extra_managed_resources,
             (std::vector<std::string>{"rdma/hca", "example.com/fpga"}));
   EXPECT_EQ(flags->policy.score_strategy, ScoreStrategy::kSpread);
+  EXPECT_EQ(flags->kube_api_qps, 500);
+  EXPECT_EQ(flags->kube_api_burst, 1000);
 }
 
 TEST(RunExtenderTest, BadFlagsExitTwoAndHelpExitsZero) {

@@ -1,8 +1,16 @@
 #include "extender/cluster_state.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <utility>
+
+#include "kube/client/mutex.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace muster::extender {
 namespace {
@@ -59,11 +67,120 @@ std::string_view AssumeResultName(AssumeResult result) {
   return "unknown";
 }
 
+// ---- NodeInfoPool ----
+
+namespace {
+
+// Hands out the memory of NodeInfos (each with its shared_ptr control block)
+// from 64 KiB slabs, reusing freed blocks last in, first out. A filter or
+// prioritize reads the NodeInfo of every candidate: allocated one by one
+// between the pod records of the same events, 5000 of them lie on 5000
+// different pages, and the TLB misses of visiting them cost more than the
+// reads (measured: 40% of the lookup at 5000 nodes). From the slabs they
+// share a few hundred pages, whatever the order of events. One pool serves
+// the process and is never freed: a NodeInfo may outlive its ClusterState in
+// a snapshot, and the pool must outlive every NodeInfo.
+//
+// Thread-safety: thread-safe. A NodeInfo dies with the last snapshot holding
+// it, on whichever thread drops that snapshot.
+class NodeInfoPool {
+ public:
+  // A cache-line multiple, at least the control block with its NodeInfo
+  // (checked by PoolAllocator).
+  static constexpr size_t kBlockBytes = 256;
+  static constexpr size_t kBlocksPerSlab = 256;
+
+  static NodeInfoPool& Get() {
+    static auto* pool = new NodeInfoPool();
+    return *pool;
+  }
+
+  void* Allocate() {
+    kube::MutexLock lock(&mu_);
+    if (free_.empty()) Grow();
+    void* block = free_.back();
+    free_.pop_back();
+    Unpoison(block);
+    return block;
+  }
+  // REQUIRES: `block` came from Allocate().
+  void Free(void* block) {
+    kube::MutexLock lock(&mu_);
+    Poison(block);
+    free_.push_back(block);  // never reallocates: Grow() reserved a place for every block
+  }
+
+ private:
+  struct alignas(64) Slab {
+    std::byte bytes[kBlockBytes * kBlocksPerSlab];
+  };
+  void Grow() MUSTER_REQUIRES(mu_) {
+    slabs_.push_back(std::make_unique<Slab>());
+    free_.reserve(slabs_.size() * kBlocksPerSlab);
+    // Pushed in reverse, so the blocks go out in address order.
+    for (size_t i = kBlocksPerSlab; i-- > 0;) {
+      free_.push_back(slabs_.back()->bytes + i * kBlockBytes);
+      Poison(free_.back());
+    }
+  }
+  // Under AddressSanitizer a free block is poisoned, so a use after free of
+  // a NodeInfo is still caught though the block is not returned to malloc.
+  static void Poison(void* block) {
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_POISON_MEMORY_REGION(block, kBlockBytes);
+#else
+    (void)block;
+#endif
+  }
+  static void Unpoison(void* block) {
+#if defined(__SANITIZE_ADDRESS__)
+    ASAN_UNPOISON_MEMORY_REGION(block, kBlockBytes);
+#else
+    (void)block;
+#endif
+  }
+
+  kube::Mutex mu_;
+  std::vector<std::unique_ptr<Slab>> slabs_ MUSTER_GUARDED_BY(mu_);
+  std::vector<void*> free_ MUSTER_GUARDED_BY(mu_);
+};
+
+// The allocator std::allocate_shared uses for NodeInfos (rebound to its
+// control block type). Stateless, so the control block carries nothing more.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>& /*other*/) {}  // NOLINT: rebinding converts implicitly
+
+  T* allocate(size_t n) {
+    static_assert(sizeof(T) <= NodeInfoPool::kBlockBytes && alignof(T) <= 64,
+                  "raise NodeInfoPool::kBlockBytes");
+    if (n != 1) return std::allocator<T>().allocate(n);  // not how allocate_shared asks
+    return static_cast<T*>(NodeInfoPool::Get().Allocate());
+  }
+  void deallocate(T* p, size_t n) {
+    if (n != 1) return std::allocator<T>().deallocate(p, n);
+    NodeInfoPool::Get().Free(p);
+  }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>& /*other*/) const {
+    return true;
+  }
+};
+
+}  // namespace
+
 // ---- NodeIndex ----
 
 size_t NodeIndex::Position(std::string_view name, const NodeSlots& slots) const {
   if (table_.empty()) return 0;
-  const uint64_t hash = Hash(name);
+  return Position(name, Hash(name), slots);
+}
+
+size_t NodeIndex::Position(std::string_view name, uint64_t hash, const NodeSlots& slots) const {
+  if (table_.empty()) return 0;
   const size_t mask = table_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const Entry& e = table_[i];
@@ -136,6 +253,13 @@ const NodeInfo* ClusterSnapshot::FindNode(std::string_view name) const {
   return slot == NodeIndex::kNone ? nullptr : (*slots_)[slot].get();
 }
 
+std::vector<const NodeInfo*> ClusterSnapshot::FindNodes(
+    const std::vector<std::string>& names) const {
+  std::vector<const NodeInfo*> nodes(names.size(), nullptr);
+  FindEach(names, [&nodes](size_t i, const NodeInfo* node) { nodes[i] = node; });
+  return nodes;
+}
+
 ClusterState::ClusterState(const Clock& clock, ClusterStateOptions options)
     : clock_(clock),
       options_(options),
@@ -167,8 +291,7 @@ uint32_t ClusterState::SlotOf(std::string_view name) const { return index_->Find
 uint32_t ClusterState::SlotOrCreate(std::string_view name) {
   uint32_t slot = SlotOf(name);
   if (slot != kNoSlot) return slot;
-  auto info = std::make_shared<NodeInfo>();
-  info->name = std::string(name);
+  std::shared_ptr<NodeInfo> info = NewNodeInfo(NodeInfo{.name = std::string(name)});
   Slots& slots = MutableSlots();
   if (free_slots_.empty()) {
     slot = static_cast<uint32_t>(slots.size());
@@ -186,12 +309,16 @@ template <typename Fn>
 void ClusterState::ChangeNode(uint32_t slot, Fn&& change) {
   Slots& slots = MutableSlots();
   // Copy-on-write: snapshots keep the NodeInfo they saw.
-  auto info = std::make_shared<NodeInfo>(*slots[slot]);
+  std::shared_ptr<NodeInfo> info = NewNodeInfo(*slots[slot]);
   change(*info);
   RefreshIndexed(*info);
   slots[slot] = std::move(info);
   ++generation_;
   FreeSlotIfEmpty(slot);
+}
+
+std::shared_ptr<NodeInfo> ClusterState::NewNodeInfo(const NodeInfo& from) {
+  return std::allocate_shared<NodeInfo>(PoolAllocator<NodeInfo>(), from);
 }
 
 void ClusterState::RefreshIndexed(NodeInfo& info) const {

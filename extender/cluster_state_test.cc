@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -470,12 +471,78 @@ TEST(NodeIndexTest, FindsWhatWasInsertedAndNotWhatWasErased) {
       }
       ASSERT_EQ(index.size(), model.size());
     }
+    std::vector<std::string> names;
     for (int i = 0; i < 3000; ++i) {
       const std::string name = "node-" + std::to_string(i);
       auto it = model.find(name);
       EXPECT_EQ(index.Find(name, slots), it == model.end() ? NodeIndex::kNone : it->second) << name;
+      names.push_back(name);
+      if (i % 7 == 0) names.push_back(name);  // asked twice
+      if (i % 5 == 0) names.push_back("absent-" + std::to_string(i));
     }
     EXPECT_EQ(index.Find("not-a-node", slots), NodeIndex::kNone);
+    // The pipelined lookup of many names answers as Find() does, in order.
+    std::vector<size_t> visited;
+    index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
+      visited.push_back(i);
+      const uint32_t slot = index.Find(names[i], slots);
+      EXPECT_EQ(node, slot == NodeIndex::kNone ? nullptr : slots[slot].get()) << names[i];
+    });
+    ASSERT_EQ(visited.size(), names.size());
+    for (size_t i = 0; i < visited.size(); ++i) ASSERT_EQ(visited[i], i);
+  }
+}
+
+TEST(NodeIndexTest, FindEachOnAnEmptyIndexFindsNothing) {
+  const NodeSlots slots;
+  const NodeIndex index;
+  const std::vector<std::string> names = {"a", "", "b"};
+  size_t calls = 0;
+  index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
+    EXPECT_EQ(i, calls++);
+    EXPECT_EQ(node, nullptr);
+  });
+  EXPECT_EQ(calls, names.size());
+}
+
+// FindNodes (the verbs' batch lookup) against FindNode, one name at a time,
+// as the state changes under it; NodeInfos stay cache-line aligned (the
+// batch lookup prefetches two lines per node, assuming it).
+TEST(ClusterStateTest, FindNodesAnswersAsFindNode) {
+  FakeClock clock;
+  ClusterState state(clock);
+  std::mt19937 rng(7);
+  std::vector<std::string> names;
+  for (int i = 0; i < 400; ++i) names.push_back("n" + std::to_string(i));
+  names.push_back("never-seen");
+  names.push_back("");
+  EXPECT_EQ(ClusterSnapshot().FindNodes(names), std::vector<const NodeInfo*>(names.size()));
+  for (int step = 0; step < 2000; ++step) {
+    const std::string node = "n" + std::to_string(rng() % 300);
+    switch (rng() % 4) {
+      case 0:
+        state.UpsertNode(MakeNode(node).Gpu(8));
+        break;
+      case 1:
+        state.DeleteNode(node);
+        break;
+      case 2:
+        state.UpsertPod(Bound("p" + std::to_string(rng() % 500), node, 1));
+        break;
+      default:
+        state.DeletePod("uid-p" + std::to_string(rng() % 500));
+        break;
+    }
+    if (step % 250 != 0) continue;
+    const ClusterSnapshot snapshot = state.Snapshot();
+    const std::vector<const NodeInfo*> found = snapshot.FindNodes(names);
+    ASSERT_EQ(found.size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      ASSERT_EQ(found[i], snapshot.FindNode(names[i])) << names[i];
+      if (found[i] != nullptr) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(found[i]) % 64, 0u);
+      }
+    }
   }
 }
 

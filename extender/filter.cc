@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -77,68 +78,90 @@ ResourceFit FitOfResource(const PodDemand& demand, const NodeInfo& node, size_t 
   return fit;
 }
 
-// What FitOnNode's verdict and message depend on besides the demand: per
-// requested resource, the node's allocatable and its free amount (credit
+// FitVerdictOnNode of a known node and, in the same pass, the key of its fit
+// state: what FitOnNode's verdict and message depend on besides the demand,
+// per requested resource the node's allocatable and its free amount (credit
 // included; clamped at 0 as the message shows it, which changes no verdict
 // since every requested amount is positive).
-void FitStateKey(const PodDemand& demand, const NodeInfo& node, std::vector<int64_t>* key) {
+Verdict FitState(const PodDemand& demand, const NodeInfo& node, std::vector<int64_t>* key) {
   key->clear();
+  Verdict verdict = Verdict::kFit;
   for (size_t k = 0; k < demand.request.entries().size(); ++k) {
     const ResourceFit fit = FitOfResource(demand, node, k);
     key->push_back(fit.allocatable);
     key->push_back(std::max<int64_t>(fit.free, 0));
+    // The worst resource decides (Verdict lists them best to worst).
+    verdict = std::max(verdict, fit.verdict);
   }
+  return verdict;
 }
+
+struct FitStateHash {
+  size_t operator()(const std::vector<int64_t>& key) const {
+    uint64_t h = key.size();
+    for (const int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 0x9e3779b97f4a7c15;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+};
 
 FilterVerdicts FitAll(const Candidates& candidates, const PodDemand& demand,
                       const ClusterSnapshot& snapshot) {
   constexpr uint32_t kFits = 0;
   constexpr uint32_t kNone = ~uint32_t{0};
   FilterVerdicts out{.distinct = {NodeVerdict{}}};
-  out.of_node.reserve(candidates.names.size());
-  std::map<std::vector<int64_t>, uint32_t> by_state;  // failed known nodes
+  // Failed known nodes by fit state: hashed, as thousands of them look up
+  // a handful of states (a tree's comparisons mispredict on every level).
+  std::unordered_map<std::vector<int64_t>, uint32_t, FitStateHash> by_state;
   std::vector<int64_t> key;
   uint32_t unknown = kNone;
   auto add = [&out](NodeVerdict verdict) {
     out.distinct.push_back(std::move(verdict));
     return static_cast<uint32_t>(out.distinct.size() - 1);
   };
-  for (const std::string& name : candidates.names) {
-    const NodeInfo* node = snapshot.FindNode(name);
+  auto verdict_of = [&](const NodeInfo* node) {
     if (node == nullptr || !node->known()) {
       if (unknown == kNone) unknown = add(FitOnNode(demand, nullptr));
-      out.of_node.push_back(unknown);
-    } else if (FitVerdictOnNode(demand, node) == Verdict::kFit) {
-      out.of_node.push_back(kFits);
-    } else {
-      FitStateKey(demand, *node, &key);
-      auto it = by_state.find(key);
-      if (it == by_state.end()) it = by_state.emplace(key, add(FitOnNode(demand, node))).first;
-      out.of_node.push_back(it->second);
+      return unknown;
     }
-  }
+    if (FitState(demand, *node, &key) == Verdict::kFit) return kFits;
+    auto [it, inserted] = by_state.try_emplace(key, 0);
+    if (inserted) it->second = add(FitOnNode(demand, node));
+    return it->second;
+  };
+  out.of_node.resize(candidates.names.size());
+  // Each verdict is taken as its node is looked up, while the NodeInfo is cached.
+  snapshot.FindEach(candidates.names,
+                    [&](size_t i, const NodeInfo* node) { out.of_node[i] = verdict_of(node); });
   return out;
+}
+
+kube::FilterReplyView::Outcome OutcomeOf(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFit:
+      return kube::FilterReplyView::Outcome::kPass;
+    case Verdict::kUnschedulable:
+      return kube::FilterReplyView::Outcome::kFailed;
+    case Verdict::kUnresolvable:
+      return kube::FilterReplyView::Outcome::kUnresolvable;
+  }
+  return kube::FilterReplyView::Outcome::kUnresolvable;
 }
 
 // The reply in the request's form, with only the names that were sent.
 VerbReply EncodeFilterReply(const Candidates& candidates, const FilterVerdicts& verdicts) {
-  kube::FilterReplyView view{.cache_mode = candidates.cache_mode};
-  std::vector<int64_t> count(verdicts.distinct.size(), 0);
-  for (size_t i = 0; i < verdicts.of_node.size(); ++i) {
-    const uint32_t index = verdicts.of_node[i];
-    const NodeVerdict& v = verdicts.distinct[index];
-    ++count[index];
-    if (v.verdict == Verdict::kUnresolvable) {
-      view.failed_and_unresolvable_nodes.emplace_back(candidates.names[i], v.reason);
-    } else if (v.verdict == Verdict::kUnschedulable) {
-      view.failed_nodes.emplace_back(candidates.names[i], v.reason);
-    } else if (candidates.cache_mode) {
-      view.node_names.push_back(candidates.names[i]);
-    } else {
-      view.nodes.push_back(&candidates.nodes[i]);
-    }
+  std::vector<kube::FilterReplyView::Verdict> distinct;
+  distinct.reserve(verdicts.distinct.size());
+  for (const NodeVerdict& v : verdicts.distinct) {
+    distinct.push_back({.outcome = OutcomeOf(v.verdict), .reason = v.reason});
   }
-  VerbReply reply{.body = kube::EncodeFilterReplyView(view)};
+  VerbReply reply{.body = kube::EncodeFilterReplyView({.cache_mode = candidates.cache_mode,
+                                                       .plain_names = candidates.plain_names,
+                                                       .names = candidates.names,
+                                                       .nodes = candidates.nodes,
+                                                       .verdicts = distinct,
+                                                       .verdict_of = verdicts.of_node})};
+  std::vector<int64_t> count(verdicts.distinct.size(), 0);
+  for (const uint32_t index : verdicts.of_node) ++count[index];
   for (size_t d = 0; d < count.size(); ++d) {
     if (count[d] > 0) reply.decisions[verdicts.distinct[d].code] += count[d];
   }

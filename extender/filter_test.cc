@@ -182,6 +182,12 @@ TEST(FilterTest, DecidesOnTheCacheForTheNamesSent) {
        {},
        {{"gone", "muster: node not in cache yet"}}},
       {"nothing sent", MakePod("p").Gpu(1), {}, {}, {}, {}},
+      {"a name that needs escaping comes back as sent",
+       MakePod("p").Gpu(4),
+       {"free", "gone \"quoted\" \\ \n"},
+       {"free"},
+       {},
+       {{"gone \"quoted\" \\ \n", "muster: node not in cache yet"}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

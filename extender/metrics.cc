@@ -119,6 +119,11 @@ void ExtenderMetrics::SetCacheObjects(std::string_view kind, int64_t count) {
 
 void ExtenderMetrics::SetCacheSynced(bool synced) { cache_synced_->Set(synced ? 1 : 0); }
 
+ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {
+  const prometheus::ClientMetric m = durations_.at(Bounded(kVerbs, verb))->Collect();
+  return DurationTotals{.count = m.histogram.sample_count, .sum_seconds = m.histogram.sample_sum};
+}
+
 std::string ExtenderMetrics::Text() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }

@@ -61,6 +61,16 @@ class ExtenderMetrics {
   // Every metric in the Prometheus text exposition format (version 0.0.4).
   std::string Text() const;
 
+  // The count and sum of request_duration_seconds{verb} so far (verb
+  // bounded as ObserveRequest bounds it). Across one request of a lone
+  // sequential client, the change of the sum is that request's exact handler
+  // time, which the histogram's buckets only bracket (bench/extender_http_bench.cc).
+  struct DurationTotals {
+    uint64_t count = 0;
+    double sum_seconds = 0;
+  };
+  DurationTotals RequestDurations(std::string_view verb) const;
+
  private:
   using Key = std::pair<std::string_view, std::string_view>;
 

@@ -105,6 +105,30 @@ TEST(MetricsTest, RecordsAndBoundsLabels) {
   }
 }
 
+TEST(MetricsTest, RequestDurationsReadsCountAndSum) {
+  struct Case {
+    std::string verb;
+    uint64_t count;
+    double sum;
+  };
+  ExtenderMetrics metrics;
+  metrics.ObserveRequest("filter", ReplyOutcome::kOk, 0.0001);
+  metrics.ObserveRequest("filter", ReplyOutcome::kBadRequest, 0.002);
+  metrics.ObserveRequest("/etc/passwd", ReplyOutcome::kOk, 0.5);
+  const std::vector<Case> cases = {
+      {"filter", 2, 0.0021},
+      {"prioritize", 0, 0},
+      {"other", 1, 0.5},
+      {"made-up verb reads other", 1, 0.5},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.verb);
+    const ExtenderMetrics::DurationTotals got = metrics.RequestDurations(c.verb);
+    EXPECT_EQ(got.count, c.count);
+    EXPECT_NEAR(got.sum_seconds, c.sum, 1e-12);
+  }
+}
+
 TEST(MetricsTest, TheTextFormatDeclaresTypes) {
   ExtenderMetrics metrics;
   const std::string text = metrics.Text();

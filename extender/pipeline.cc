@@ -32,6 +32,7 @@ StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body) {
   if (!args.ok()) return args.status();
   ExtenderRequest request{.pod = std::move(args->pod)};
   Candidates& candidates = request.candidates;
+  candidates.plain_names = kube::PlainJsonStrings(body);
   // kube-scheduler fills exactly one of the two, by its nodeCacheCapable
   // setting; should both come, the names decide (the recommended mode).
   if (args->node_names.has_value()) {
@@ -47,10 +48,6 @@ StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body) {
     return InvalidArgumentError("decode ExtenderArgs: neither Nodes nor NodeNames is set");
   }
   return request;
-}
-
-int64_t PodDemand::Credit(std::string_view node, std::string_view resource) const {
-  return own.has_value() && own->node == node ? own->resources.Get(resource) : 0;
 }
 
 Resources ManagedPart(const Resources& request, const std::vector<std::string>& managed) {

@@ -145,6 +145,7 @@ struct VerbReply {
 // ---------------------------------------------------------------------------
 // Verdicts.
 
+// From best to worst (filter.cc relies on the order).
 enum class Verdict {
   kFit,            // the node can take the pod
   kUnschedulable,  // -> FailedNodes
@@ -179,6 +180,10 @@ struct GateVerdict {
 struct Candidates {
   bool cache_mode = true;          // NodeNames was sent (nodeCacheCapable)
   std::vector<std::string> names;  // both modes
+  // No name needs escaping in JSON (kube::PlainJsonStrings of the request),
+  // so the reply writes them unchecked: a check per name costs more than
+  // the rest of writing them.
+  bool plain_names = false;
   // Non-cache mode: the Node items, parallel to `names`, echoed verbatim.
   std::vector<kube::NodeWithRaw> nodes;
 };
@@ -204,7 +209,9 @@ struct PodDemand {
   // amounts, only slower.
   std::vector<int> indexed;
   // The credit for `resource` on node `node`: own's amount when own is there.
-  int64_t Credit(std::string_view node, std::string_view resource) const;
+  int64_t Credit(std::string_view node, std::string_view resource) const {
+    return own.has_value() && own->node == node ? own->resources.Get(resource) : 0;
+  }
   // What `node` has of request.entries()[entry]'s resource.
   struct Amounts {
     int64_t allocatable = 0;

@@ -43,6 +43,7 @@ TEST(PipelineTest, DecodeExtenderRequestTakesTheCandidatesInOrder) {
     std::string body;
     bool cache_mode;
     std::vector<std::string> names;
+    bool plain_names = true;  // nothing in the body was escaped
   };
   const std::vector<Case> cases = {
       {"names", fixture::FilterArgs(pod, {"z", "a", "m"}), true, {"z", "a", "m"}},
@@ -52,6 +53,12 @@ TEST(PipelineTest, DecodeExtenderRequestTakesTheCandidatesInOrder) {
        fixture::CodecFixture("filter_args_lowercase.json"),
        true,
        {"gpu-a1", "gpu-a2", "gpu-b1", "gpu-b2"}},
+      {"an escaped name", fixture::FilterArgs(pod, {"a\"b", "c"}), true, {"a\"b", "c"}, false},
+      {"an escape elsewhere",
+       R"({"Pod": {"metadata": {"name": "p\u0041"}}, "NodeNames": ["a"]})",
+       true,
+       {"a"},
+       false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -60,6 +67,7 @@ TEST(PipelineTest, DecodeExtenderRequestTakesTheCandidatesInOrder) {
     EXPECT_EQ(request->candidates.cache_mode, c.cache_mode);
     EXPECT_EQ(request->candidates.names, c.names);
     EXPECT_EQ(request->candidates.nodes.size(), c.cache_mode ? 0u : c.names.size());
+    EXPECT_EQ(request->candidates.plain_names, c.plain_names);
   }
 }
 

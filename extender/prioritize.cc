@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "extender/pipeline.h"
 
@@ -19,14 +20,10 @@ VerbReply PrioritizeFault(const Status& status) {
                    .decisions = {{kReasonBadRequest, 1}}};
 }
 
-// Takes the names: the list is encoded once, so they need not be copied.
-VerbReply EncodePriorities(Candidates* candidates, const std::vector<int64_t>& scores) {
-  kube::HostPriorityList list;
-  list.reserve(scores.size());
-  for (size_t i = 0; i < scores.size(); ++i) {
-    list.push_back(kube::HostPriority{.host = std::move(candidates->names[i]), .score = scores[i]});
-  }
-  return VerbReply{.body = kube::EncodeHostPriorityList(list)};
+VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64_t>& scores) {
+  return VerbReply{
+      .body = kube::EncodePriorityReplyView(
+          {.hosts = candidates.names, .scores = scores, .plain_hosts = candidates.plain_names})};
 }
 
 }  // namespace
@@ -61,15 +58,15 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
   // admission, gang: a held pod is not placed, so muster prefers no node.
   if (RunGates(request->pod, snapshot).action != GateAction::kAdmit) {
-    return EncodePriorities(&candidates, scores);
+    return EncodePriorities(candidates, scores);
   }
   // score: every candidate against the cache.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
-  for (size_t i = 0; i < scores.size(); ++i) {
-    scores[i] = ScoreNode(demand, snapshot.FindNode(candidates.names[i]), config_.score_strategy);
-  }
+  snapshot.FindEach(candidates.names, [&](size_t i, const NodeInfo* node) {
+    scores[i] = ScoreNode(demand, node, config_.score_strategy);
+  });
   // encode: one HostPriority per name sent, in the order sent.
-  return EncodePriorities(&candidates, scores);
+  return EncodePriorities(candidates, scores);
 }
 
 }  // namespace muster::extender

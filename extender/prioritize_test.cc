@@ -106,6 +106,15 @@ TEST(PrioritizeTest, ScoresEveryNameSentInOrder) {
   }
 }
 
+TEST(PrioritizeTest, ANameThatNeedsEscapingComesBackAsSent) {
+  fixture::TestCluster cluster;
+  AddCluster(cluster);
+  const std::string odd = "gone \"quoted\" \\ \n";
+  const VerbReply reply =
+      cluster.pipeline.Prioritize(fixture::FilterArgs(MakePod("p").Gpu(2), {"free", odd}));
+  EXPECT_EQ(DecodeReply(reply), (kube::HostPriorityList{{"free", 3}, {odd, 0}}));
+}
+
 TEST(PrioritizeTest, NonCacheModeScoresTheNodesSent) {
   fixture::TestCluster cluster;
   AddCluster(cluster);

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -69,6 +70,32 @@ void WriteNode(kube::JsonWriter& w, const NodeInfo& node) {
   w.EndObject();
 }
 
+// cpp-httplib (0.11) reads the body of these methods before routing.
+bool ReadsBody(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" ||
+         method == "PRI";
+}
+
+// A body whose size cpp-httplib 0.11 does not bound, as {status, reason}; {0,
+// ""} for one it does. It enforces the body limit only against Content-Length
+// and buffers the others whole: a chunked body, a body without a length (read
+// until the peer closes) and a compressed one (inflated in memory, 1000:1 for
+// gzip) could each take any amount of memory. kube-scheduler always sends a
+// plain body with Content-Length (extender-protocol.md §2), so these are
+// refused before anything is read.
+std::pair<int, std::string> UnboundedBody(const httplib::Request& req) {
+  if (!ReadsBody(req.method)) return {0, ""};
+  if (req.has_header("Transfer-Encoding")) {
+    return {411, "Transfer-Encoding is not accepted; send the body with Content-Length\n"};
+  }
+  if (!req.has_header("Content-Length")) return {411, "Content-Length required\n"};
+  const std::string encoding = req.get_header_value("Content-Encoding");
+  if (!encoding.empty() && encoding != "identity") {
+    return {415, "Content-Encoding " + encoding + " is not accepted; send the body uncompressed\n"};
+  }
+  return {0, ""};
+}
+
 }  // namespace
 
 StatusOr<std::string> NormalizePrefix(std::string_view prefix) {
@@ -102,6 +129,10 @@ bool BindRetryable(const Status& post) {
   }
 }
 
+StatusOr<Pod> Binder::GetPod(std::string_view, std::string_view) {
+  return Status(StatusCode::kUnimplemented, "this binder cannot look pods up");
+}
+
 KubeBinder::KubeBinder(kube::Client* client, KubeBinderOptions options)
     : client_(client), options_(options) {}
 
@@ -123,6 +154,13 @@ Status KubeBinder::Bind(const Binding& binding) {
     std::this_thread::sleep_for(backoff);
     backoff *= 2;
   }
+}
+
+StatusOr<Pod> KubeBinder::GetPod(std::string_view ns, std::string_view name) {
+  StatusOr<std::string> json =
+      client_->Get(kube::ResourceRef::Core("pods", std::string(ns), std::string(name)));
+  if (!json.ok()) return json.status();
+  return kube::DecodePod(*json);
 }
 
 // ---- Server.
@@ -203,6 +241,17 @@ void Server::Route() {
     listen_fd_ = sock;
   });
   http_->set_payload_max_length(options_.max_body_bytes);
+  // The limit above holds only for Content-Length bodies: refuse the others
+  // unread. Their body is still on the connection, so ask the client to
+  // close it (cpp-httplib would parse the rest as further requests).
+  http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    auto [status, reason] = UnboundedBody(req);
+    if (status == 0) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = status;
+    res.set_header("Connection", "close");
+    res.set_content(reason, kText);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   http_->set_keep_alive_max_count(1u << 20);  // kube-scheduler keeps its connections
   const auto read = std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout);
   http_->set_read_timeout(std::max<time_t>(1, read.count()));
@@ -285,9 +334,28 @@ void Server::HandleVerb(std::string_view verb, const std::string& body, int* sta
 
 VerbReply Server::Bind(const std::string& body) {
   BindPlan plan = deps_.pipeline->ReserveBind(body);
+  if (plan.action == BindAction::kReject && plan.code == kReasonPodUnknown &&
+      LearnPodFromApi(plan.args)) {
+    plan = deps_.pipeline->ReserveBind(body);
+  }
   if (plan.action != BindAction::kPost) return deps_.pipeline->AnswerBind(plan);
   const Status post = deps_.binder->Bind(plan.binding);
   return deps_.pipeline->FinishBind(plan, post);
+}
+
+bool Server::LearnPodFromApi(const kube::ExtenderBindingArgs& args) {
+  StatusOr<Pod> pod = deps_.binder->GetPod(args.pod_namespace, args.pod_name);
+  if (!pod.ok() || pod->meta.uid != args.pod_uid) return false;
+  bool learned = false;
+  deps_.cluster->Exclusive([&](ClusterState& state) {
+    // The watch may have delivered it meanwhile, and its news is newer.
+    if (state.FindPod(args.pod_uid) != nullptr) return;
+    state.UpsertPod(*pod);
+    learned = true;
+  });
+  spdlog::info("bind {}/{}: pod not yet watched; {} from the API", args.pod_namespace,
+               args.pod_name, learned ? "read it" : "the watch delivered it meanwhile");
+  return true;
 }
 
 std::string Server::DebugState() {

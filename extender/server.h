@@ -11,10 +11,14 @@
 // HTTP/1.1 keep-alive on cpp-httplib with TCP_NODELAY (without it every reply
 // waits on the peer's delayed ACK, ~40 ms), a thread pool of
 // ServerOptions::threads workers (binds arrive in parallel and block on the
-// API server), a request body limit (413 with a text body over it), and
-// optional TLS with optional client-certificate verification. A handler
-// never lets an exception out: cpp-httplib's own exceptions (and any
-// std::bad_alloc) become a 500 with a text body, never a dead worker.
+// API server), a request body limit (413 with a text body over it; a body
+// sent chunked, without Content-Length or compressed is refused unread with
+// 411 or 415, since cpp-httplib would buffer it whole whatever its size), a
+// read timeout (a client stalled mid-request holds one worker that long per
+// socket read, then gets 400 or a closed connection), and optional TLS with
+// optional client-certificate verification. A handler never lets an
+// exception out: cpp-httplib's own exceptions (and any std::bad_alloc)
+// become a 500 with a text body, never a dead worker.
 //
 // Thread-safety: Start() and Stop() from one owner thread; handlers run
 // concurrently on the pool, so the pipeline, binder and metrics must be
@@ -26,11 +30,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "extender/metrics.h"
 #include "extender/pipeline.h"
 #include "model/api_objects.h"
+#include "model/pod.h"
 #include "model/status.h"
 #include "model/time.h"
 
@@ -51,6 +57,11 @@ class Binder {
   virtual ~Binder() = default;
   // Status of the POST pods/<binding.meta.name>/binding in binding.meta.namespace_.
   virtual Status Bind(const Binding& binding) = 0;
+  // The pod as the API server has it now (a quorum read). The server asks
+  // only when a bind names a pod its watch has not delivered yet: a pod
+  // created a moment ago reaches kube-scheduler's watch and then its bind
+  // call before it reaches muster's. Default: Unimplemented (no lookup).
+  virtual StatusOr<Pod> GetPod(std::string_view ns, std::string_view name);
 };
 
 struct KubeBinderOptions {
@@ -69,6 +80,7 @@ class KubeBinder final : public Binder {
   // `client` must outlive the binder.
   explicit KubeBinder(kube::Client* client, KubeBinderOptions options = {});
   Status Bind(const Binding& binding) override;
+  StatusOr<Pod> GetPod(std::string_view ns, std::string_view name) override;
 
  private:
   kube::Client* const client_;
@@ -94,6 +106,10 @@ struct ServerOptions {
   std::string tls_cert_path;
   std::string tls_key_path;
   std::string client_ca_path;
+  // How long one socket read of a request may wait (whole seconds, at least
+  // 1): a client stalled mid-request holds a worker this long. One that
+  // trickles a byte within every timeout holds it longer: cpp-httplib 0.11
+  // has no deadline for the whole request.
   Duration read_timeout = std::chrono::seconds(10);
 };
 
@@ -128,6 +144,10 @@ class Server {
   void HandleVerb(std::string_view verb, const std::string& body, int* status,
                   std::string* content_type, std::string* reply);
   VerbReply Bind(const std::string& body);
+  // For a bind that named a pod the cache does not know: read the pod from
+  // the API and add it (unless the watch did meanwhile). True when the pod
+  // exists with the bind's uid, so the bind is worth planning again.
+  bool LearnPodFromApi(const kube::ExtenderBindingArgs& args);
   std::string DebugState();
 
   const ServerOptions options_;

@@ -5,10 +5,14 @@
 # cluster left running for your own `kubectl apply -f`. `make demo-down` (or
 # tools/demo.sh down) stops it.
 #
-# What runs today: the stock kube-scheduler schedules the plain pods in
-# examples/pods/; kwok plays their lifecycle (Running, then Succeeded/Failed
-# after their muster.io/run-seconds). The Volcano Job in examples/volcano/ is
-# accepted by our CRDs but stays waiting until the muster reconciler lands.
+# What runs today: the stock kube-scheduler schedules the plain pods of
+# examples/pods/batch.yaml and gpu-pod.yaml; the `volcano` kube-scheduler
+# schedules examples/pods/volcano-pods.yaml through the muster extender (built
+# here, started by cluster.sh --muster), which binds them with its placement
+# annotations; kwok plays every pod's lifecycle (Running, then
+# Succeeded/Failed after its muster.io/run-seconds). The Volcano Job in
+# examples/volcano/ is accepted by our CRDs but stays waiting until the muster
+# reconciler lands.
 #
 # Usage: tools/demo.sh [up] | down
 # Environment: MUSTER_DEMO_DIR (cluster directory, default
@@ -40,9 +44,14 @@ up() {
   if [[ -f $DEMO_DIR/state ]] && "$CLUSTER" status --dir "$DEMO_DIR" >/dev/null 2>&1; then
     die "a demo cluster is already running in $DEMO_DIR; stop it first: make demo-down"
   fi
-  say "starting the local cluster (16 nodes x 8 GPUs) in $DEMO_DIR"
+  say "building muster (build/)"
+  cmake -S "$REPO" -B "$REPO/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
+    die "cmake configure failed"
+  cmake --build "$REPO/build" --target muster -j"$(nproc)" >/dev/null || die "building muster failed"
+  say "starting the local cluster (16 nodes x 8 GPUs) and the muster extender in $DEMO_DIR"
   local env
-  env=$("$CLUSTER" up --cluster "$REPO/e2e/clusters/gpu-16.yaml" --dir "$DEMO_DIR")
+  env=$("$CLUSTER" up --cluster "$REPO/e2e/clusters/gpu-16.yaml" --dir "$DEMO_DIR" \
+    --muster "$REPO/build/cmd/muster")
   eval "$env"
   k() { "$MUSTER_KUBECTL" --request-timeout=20s "$@"; }
 
@@ -52,7 +61,7 @@ up() {
     ((SECONDS < deadline)) || die "namespace $NS got no default ServiceAccount within 60s"
     sleep 0.3
   done
-  say "submitting examples/pods/ (stock scheduler) and examples/volcano/ into namespace $NS"
+  say "submitting examples/pods/ (stock scheduler, and volcano via muster) and examples/volcano/ into namespace $NS"
   k -n "$NS" apply -f examples/pods/ | sed 's/^/  /' >&2
   k -n "$NS" apply -f examples/volcano/ | sed 's/^/  /' >&2
 

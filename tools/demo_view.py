@@ -130,6 +130,15 @@ def summary(pods, nodes, jobs):
     for p in failed:
         term = (p["status"].get("containerStatuses") or [{}])[0].get("state", {}).get("terminated", {})
         out.append(f"  failed: {p['metadata']['name']} (exit code {term.get('exitCode', '?')})")
+    via_muster = [p for p in pods if p["spec"].get("schedulerName") == "volcano"]
+    if via_muster:
+        placed = [p for p in via_muster if (p["metadata"].get("annotations") or {}).get("muster.io/node")]
+        out.append(f"schedulerName volcano: {len(via_muster)} pods, {len(placed)} placed by muster "
+                   "(Binding annotation muster.io/node)")
+        for p in placed[:3]:
+            a = p["metadata"]["annotations"]
+            out.append(f"  {p['metadata']['name']}: muster.io/node={a['muster.io/node']} "
+                       f"muster.io/resources={a.get('muster.io/resources')}")
     for j in jobs:
         out.append(f"Volcano Job {j['metadata']['name']}: {job_status(j)}")
     return "\n".join(out)

@@ -6,11 +6,15 @@
 # extender. Plain processes, no containers.
 #
 # Usage:
-#   cluster.sh up [--cluster FILE] [--dir DIR] [--no-build] [--watch-pid PID | --watch-parent]
+#   cluster.sh up [--cluster FILE] [--dir DIR] [--muster BIN] [--no-build]
+#                 [--watch-pid PID | --watch-parent]
 #       Start a cluster. FILE: node layout (default e2e/clusters/gpu-4.yaml,
 #       format in cluster_helper.py). DIR: state directory (default: a fresh
 #       ${TMPDIR:-/tmp}/muster-e2e.XXXXXX); it must be new, empty, or hold a
-#       dead cluster. --no-build: fail instead of building missing components.
+#       dead cluster. --muster BIN: also run `BIN extender` on the recorded
+#       extender port (and wait for its /readyz); without it the `volcano`
+#       profile's pods fail their extender call until one is started.
+#       --no-build: fail instead of building missing components.
 #       --watch-pid/--watch-parent: also start a guard that runs `down` when
 #       that process (or the caller of this script) exits - so a test runner
 #       that is killed leaves nothing behind.
@@ -24,7 +28,14 @@
 #       MUSTER_EXTENDER_PORT and MUSTER_<COMPONENT>_PORT for every port.
 #   cluster.sh status [--dir DIR]
 #       Show each recorded process (alive/dead) and port.
+#   cluster.sh extender start|stop|restart [--dir DIR] [--muster BIN] [--signal SIG]
+#       Manage the muster extender of a running cluster: start it on the
+#       recorded port (BIN defaults to the one `up --muster` recorded) and
+#       wait for /readyz; stop it with SIG (default TERM; KILL for a crash
+#       test) and drop its `proc` line. Each start keeps the previous log as
+#       logs/extender.<n>.log.
 # Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
+# MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
 # Without --dir, down/env/status use the cluster named in
 # ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
@@ -40,8 +51,8 @@
 #
 # Ports: chosen at `up` from 20000 up to the kernel's ephemeral range, all
 # bound on 127.0.0.1. The muster extender's port is picked and recorded too
-# (`port extender`), but nothing listens on it until the extender is started
-# (a later issue); the `volcano` scheduler's config already points at it.
+# (`port extender`); the `volcano` scheduler's config points at it, and the
+# extender listens there once started (`up --muster` or `extender start`).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -52,6 +63,12 @@ readonly HELPER=$HERE/cluster_helper.py
 readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
 readonly POINTER=$CACHE_ROOT/current-cluster
 readonly STATE_MAGIC='# muster e2e cluster state'
+
+# API client rate limit (requests/s; burst twice that) of both kube-schedulers,
+# the extender and kube-controller-manager alike, so no side of a comparison is throttled by its
+# client: kube-scheduler's default of 50 would cap the stock scheduler's
+# binds at 50 pods/s.
+readonly API_QPS=${MUSTER_KUBE_API_QPS:-500}
 
 # Timeouts (seconds).
 readonly APISERVER_TIMEOUT=${MUSTER_APISERVER_TIMEOUT:-90}
@@ -287,6 +304,86 @@ cmd_status() {
   return "$rc"
 }
 
+# --- the muster extender ------------------------------------------------------------
+extender_port() { # dir -> the recorded extender port
+  local port
+  port=$(state_ports "$1" | awk '$1 == "extender" {print $2}')
+  [[ -n $port ]] || die "no extender port recorded in $1/state"
+  echo "$port"
+}
+
+# start_extender DIR BIN: run `BIN extender` on the recorded port, record it,
+# wait until its caches synced (/readyz). Earlier logs are kept, numbered.
+start_extender() {
+  local dir=$1 bin=$2 port n=1
+  port=$(extender_port "$dir")
+  [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
+  if [[ -f $dir/logs/extender.log ]]; then
+    while [[ -e $dir/logs/extender.$n.log ]]; do n=$((n + 1)); done
+    mv "$dir/logs/extender.log" "$dir/logs/extender.$n.log"
+  fi
+  UP_DIR=$dir
+  start extender "$bin" extender --listen=127.0.0.1 --port="$port" \
+    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2))
+  wait_until "muster extender /readyz on port $port" 60 \
+    curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster extender did not become ready"
+}
+
+# stop_extender DIR SIGNAL: signal every live extender of DIR, wait for it to
+# exit, and drop its `proc` line (a dead line would make `status` fail).
+stop_extender() {
+  local dir=$1 sig=$2 k name pid st stopped=0 deadline
+  while read -r k name pid st; do
+    [[ $k == proc && $name == extender ]] || continue
+    if alive "$pid" "$st"; then
+      kill "-$sig" "$pid" 2>/dev/null || true
+      deadline=$(($(now_us) + STOP_TIMEOUT * 1000000))
+      while alive "$pid" "$st"; do
+        if (($(now_us) > deadline)); then
+          log "extender (pid $pid) still running ${STOP_TIMEOUT}s after SIG$sig: SIGKILL"
+          kill -KILL "$pid" 2>/dev/null || true
+          deadline=$(($(now_us) + 5000000))
+        fi
+        sleep 0.05
+      done
+      stopped=$((stopped + 1))
+    fi
+  done <"$dir/state"
+  local tmp=$dir/state.tmp
+  awk '!($1 == "proc" && $2 == "extender")' "$dir/state" >"$tmp" && mv "$tmp" "$dir/state"
+  log "extender: stopped $stopped process(es) with SIG$sig"
+}
+
+cmd_extender() {
+  local action=${1:-} dir='' bin='' sig=TERM
+  (($#)) && shift
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      --muster) bin=${2:?--muster needs a value}; shift 2 ;;
+      --signal) sig=${2:?--signal needs a value}; shift 2 ;;
+      *) die "extender: unknown argument $1" ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  [[ -n $bin ]] || bin=$(state_get "$dir" muster_bin) || true
+  case $action in
+    start | restart)
+      [[ -n $bin ]] || die "extender $action: no --muster BIN given and none recorded by up"
+      [[ $action == restart ]] && stop_extender "$dir" "$sig"
+      local k name pid st
+      while read -r k name pid st; do
+        [[ $k == proc && $name == extender ]] && alive "$pid" "$st" &&
+          die "an extender is already running (pid $pid); use: extender restart"
+      done <"$dir/state"
+      start_extender "$dir" "$bin"
+      log "extender ready on port $(extender_port "$dir")"
+      ;;
+    stop) stop_extender "$dir" "$sig" ;;
+    *) die "extender: expected start, stop or restart, got '$action'" ;;
+  esac
+}
+
 # --- guard -------------------------------------------------------------------------
 # Runs `down` when the watched process exits. Started by `up --watch-*`, recorded
 # as proc `guard`; `down` stops it before anything else.
@@ -455,7 +552,12 @@ EOF
 
 # The two scheduler configurations. The stock one serves schedulerName
 # default-scheduler; the `volcano` one serves schedulerName volcano and calls the
-# muster extender for every pod that asks for nvidia.com/gpu (managedResources).
+# muster extender for every one of its pods: no managedResources, because gang
+# and queue decisions concern CPU-only pods too. Its NodeResourcesFit ignores
+# nvidia.com/gpu: muster's cache (with its bind-time reservations) is the one
+# authority on GPUs, so no second count can disagree with it - and the e2e
+# over-commit tests test muster, not the in-tree filter. manifests/scheduler/
+# holds the same configuration for real clusters.
 write_scheduler_configs() { # dir extender-port
   local dir=$1
   cat >"$dir/scheduler-default.yaml" <<EOF
@@ -463,51 +565,45 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: $dir/admin.kubeconfig
+  qps: $API_QPS
+  burst: $((API_QPS * 2))
 leaderElection:
   leaderElect: false
 percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
 EOF
-  cat >"$dir/scheduler-volcano.yaml" <<EOF
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: $dir/admin.kubeconfig
-leaderElection:
-  leaderElect: false
-percentageOfNodesToScore: 100
-profiles:
-- schedulerName: volcano
-extenders:
-- urlPrefix: http://127.0.0.1:$2/scheduler
-  filterVerb: filter
-  prioritizeVerb: prioritize
-  bindVerb: bind
-  preemptVerb: preempt
-  weight: 1
-  nodeCacheCapable: true
-  httpTimeout: 5s
-  ignorable: false
-  managedResources:
-  - name: nvidia.com/gpu
-    ignoredByScheduler: false
-EOF
+  # The volcano scheduler runs manifests/scheduler/kube-scheduler-config.yaml
+  # itself, with this cluster's kubeconfig, extender port and no leader election.
+  local manifest=$REPO/manifests/scheduler/kube-scheduler-config.yaml out=$dir/scheduler-volcano.yaml
+  {
+    printf 'clientConnection:\n  kubeconfig: %s\n  qps: %d\n  burst: %d\n' \
+      "$dir/admin.kubeconfig" "$API_QPS" $((API_QPS * 2))
+    sed -e "s#http://127.0.0.1:8888/#http://127.0.0.1:$2/#" -e 's/^  leaderElect: true$/  leaderElect: false/' "$manifest"
+  } >"$out"
+  if ! grep -q "http://127.0.0.1:$2/scheduler" "$out" || ! grep -q '^  leaderElect: false$' "$out"; then
+    die "could not render $manifest (its urlPrefix or leaderElect line changed?)"
+  fi
 }
 
 cmd_up() {
-  local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid=''
+  local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid='' muster_bin=''
   while (($#)); do
     case $1 in
       --cluster) cluster_file=${2:?--cluster needs a value}; shift 2 ;;
       --dir) dir=${2:?--dir needs a value}; shift 2 ;;
       --no-build) no_build=1; shift ;;
+      --muster) muster_bin=${2:?--muster needs a value}; shift 2 ;;
       --watch-pid) watch_pid=${2:?--watch-pid needs a value}; shift 2 ;;
       --watch-parent) watch_pid=$PPID; shift ;;
       *) die "up: unknown argument $1 (see --help)" ;;
     esac
   done
   [[ -f $cluster_file ]] || die "cluster file '$cluster_file' not found"
+  if [[ -n $muster_bin ]]; then
+    [[ -x $muster_bin ]] || die "--muster $muster_bin: not an executable file"
+    muster_bin=$(cd "$(dirname "$muster_bin")" && pwd)/$(basename "$muster_bin")
+  fi
   python3 "$HELPER" render-nodes "$cluster_file" /dev/null >/dev/null || die "bad cluster file $cluster_file"
   local tool
   for tool in openssl python3 ss curl setsid; do
@@ -553,6 +649,7 @@ cmd_up() {
     echo "dir $dir"
     echo "kubectl $kubectl"
     echo "cluster_file $(cd "$(dirname "$cluster_file")" && pwd)/$(basename "$cluster_file")"
+    [[ -z $muster_bin ]] || echo "muster_bin $muster_bin"
   } >"$dir/state"
   trap on_up_exit EXIT
   trap 'on_signal 130' INT
@@ -633,7 +730,8 @@ cmd_up() {
   local node_job=$!
   UP_HELPERS+=("$node_job")
 
-  # kcm: a short controller list - default ServiceAccounts, namespace deletion,
+  # kcm: its API rate limit is the schedulers' (default 20/s would take the
+# not-ready taint off only ~5 nodes/s: minutes for 1000 nodes). A short controller list - default ServiceAccounts, namespace deletion,
   # garbage collection, clearing the not-ready taint off kwok nodes, pod GC,
   # and the workload controllers the examples may use. A long grace period
   # keeps nodes Ready if kwok's lease renewals lag on a busy host.
@@ -642,7 +740,8 @@ cmd_up() {
     --bind-address=127.0.0.1 --secure-port="$p_kcm" \
     --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,node-lifecycle-controller,pod-garbage-collector-controller,job-controller,replicaset-controller,deployment-controller \
     --root-ca-file="$dir/pki/ca.crt" --service-account-private-key-file="$dir/pki/sa.key" \
-    --use-service-account-credentials=false --node-monitor-grace-period=120s
+    --use-service-account-credentials=false --node-monitor-grace-period=120s \
+    --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2))
   start kube-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-default.yaml" \
     --bind-address=127.0.0.1 --secure-port="$p_sched"
   start volcano-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-volcano.yaml" \
@@ -676,6 +775,10 @@ cmd_up() {
     die "applying manifests/crds and the default queues failed"
   }
   log "CRDs established; queues default and root created"
+  if [[ -n $muster_bin ]]; then
+    start_extender "$dir" "$muster_bin"
+    log "muster extender ready on port $p_ext"
+  fi
   local t_ready
   t_ready=$(now_us)
   log "cluster accepts pods: $(fmt_secs $((t_ready - T0))) s since start, $(fmt_secs $((t_ready - t_bins))) s from built binaries"
@@ -698,6 +801,7 @@ main() {
     down) cmd_down "$@" ;;
     env) cmd_env "$@" ;;
     status) cmd_status "$@" ;;
+    extender) cmd_extender "$@" ;;
     _guard) cmd_guard "$@" ;;
     -h | --help | help) usage ;;
     *)

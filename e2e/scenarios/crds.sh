@@ -72,7 +72,9 @@ k patch vcjob tf-job --subresource=status --type=merge \
 expect_eq "tf-job status via /status" "$(field vcjob/tf-job '{.status.state.phase}')" Pending
 k patch vcjob tf-job --type=merge -p '{"status":{"state":{"phase":"Running"}}}' >/dev/null
 expect_eq "tf-job status ignored on the main resource" "$(field vcjob/tf-job '{.status.state.phase}')" Pending
-columns=$(k get vcjob tf-job -o wide | head -n1)
+# `sed -n 1p`, not `head -n1`: head exits after one line, kubectl then dies of
+# SIGPIPE and pipefail fails the scenario (now and then).
+columns=$(k get vcjob tf-job -o wide | sed -n 1p)
 for c in NAME STATUS MINAVAILABLE RUNNINGS AGE QUEUE; do expect_contains "vcjob columns" "$columns" "$c"; done
 
 # --- PodGroup ---------------------------------------------------------------------------
@@ -89,7 +91,7 @@ if k patch pg pg-train --subresource=status --type=merge -p '{"status":{"phase":
   fail "PodGroup unexpectedly has a status subresource"
 fi
 pass "PodGroup has no status subresource"
-columns=$(k get pg pg-train -o wide | head -n1)
+columns=$(k get pg pg-train -o wide | sed -n 1p)
 for c in STATUS MINMEMBER RUNNINGS AGE QUEUE; do expect_contains "pg columns" "$columns" "$c"; done
 
 # --- Queue (cluster-scoped) -----------------------------------------------------------------
@@ -101,7 +103,7 @@ expect_eq "queue namespace (cluster-scoped)" "$(field q/e2e-research '{.metadata
 k patch q e2e-research --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null ||
   fail "patching Queue status through /status failed"
 expect_eq "queue status via /status" "$(field q/e2e-research '{.status.state}')" Open
-expect_contains "queue columns" "$(k get q e2e-research | head -n1)" PARENT
+expect_contains "queue columns" "$(k get q e2e-research | sed -n 1p)" PARENT
 if out=$(k apply -f - 2>&1 <<'EOF'
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue

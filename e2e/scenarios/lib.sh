@@ -88,8 +88,11 @@ new_namespace() {
   e2e_log "namespace $E2E_NS"
 }
 
+# A scenario may define e2e_before_cleanup (e.g. to restart a component it
+# stopped); it runs first, and cannot change the scenario's exit status.
 e2e_cleanup() {
   local rc=$?
+  if declare -F e2e_before_cleanup >/dev/null; then e2e_before_cleanup || true; fi
   if [[ -n ${E2E_NS:-} ]]; then
     if ((rc != 0)); then
       e2e_log "state at failure:"
@@ -98,6 +101,8 @@ e2e_cleanup() {
     fi
     "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
   fi
+  # A scenario's scratch directory (E2E_TMP, when it made one).
+  [[ -z ${E2E_TMP:-} ]] || rm -rf -- "$E2E_TMP"
   if ((rc == 0)); then e2e_log "PASS"; else e2e_log "FAILED (exit $rc)"; fi
   exit "$rc"
 }

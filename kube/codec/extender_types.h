@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -124,23 +125,57 @@ std::string EncodeExtenderArgs(const ExtenderArgs& args);
 StatusOr<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view json);
 std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result);
 
-// The filter reply of the verb's hot path, built from views into the
-// caller's strings (valid during the call) instead of owning maps: a reply to
-// 5000 names then costs no allocation per node. Encodes exactly as
-// EncodeExtenderFilterResult would the equivalent ExtenderFilterResult, with
-// the failed maps' keys in the order given (JSON object order carries no
-// meaning; kube-scheduler reads them into Go maps).
+// The filter reply of the verb's hot path, from the candidates and their
+// verdicts (views into the caller's data, valid during the call) instead of
+// owning maps: a reply to 5000 names costs no allocation but its text.
+// Encodes exactly as EncodeExtenderFilterResult would the equivalent
+// ExtenderFilterResult, with the failed maps' keys in the candidates' order
+// (JSON object order carries no meaning; kube-scheduler reads them into Go
+// maps).
 struct FilterReplyView {
+  enum class Outcome {
+    kPass,          // NodeNames (cache mode) or Nodes
+    kFailed,        // FailedNodes
+    kUnresolvable,  // FailedAndUnresolvableNodes
+  };
+  struct Verdict {
+    Outcome outcome = Outcome::kPass;
+    std::string_view reason;  // the failed map's value
+  };
+
   bool cache_mode = true;
-  std::vector<std::string_view> node_names;  // cache_mode: NodeNames
-  std::vector<const NodeWithRaw*> nodes;     // otherwise: Nodes (raw_json echoed)
-  std::vector<std::pair<std::string_view, std::string_view>> failed_nodes;
-  std::vector<std::pair<std::string_view, std::string_view>> failed_and_unresolvable_nodes;
+  // The caller vouches that no candidate name needs escaping in JSON, so
+  // none is checked (see PlainJsonStrings).
+  bool plain_names = false;
+  std::span<const std::string> names;  // the candidates, in order
+  std::span<const NodeWithRaw> nodes;  // !cache_mode: their Node items (raw_json echoed)
+  std::span<const Verdict> verdicts;   // the distinct verdicts
+  // Per candidate, its index in `verdicts`. REQUIRES: each < verdicts.size().
+  std::span<const uint32_t> verdict_of;
 };
 std::string EncodeFilterReplyView(const FilterReplyView& reply);
 
 StatusOr<HostPriorityList> DecodeHostPriorityList(std::string_view json);
+// Written by hand like EncodeFilterReplyView.
 std::string EncodeHostPriorityList(const HostPriorityList& list);
+
+// The prioritize reply of the verb's hot path, from the caller's names and
+// scores (parallel; valid during the call) rather than a HostPriorityList
+// of copies. Encodes exactly as EncodeHostPriorityList the equivalent list.
+struct PriorityReplyView {
+  std::span<const std::string> hosts;
+  std::span<const int64_t> scores;  // scores[i] for hosts[i]
+  // The caller vouches that no host needs escaping in JSON, so none is
+  // checked (see PlainJsonStrings).
+  bool plain_hosts = false;
+};
+std::string EncodePriorityReplyView(const PriorityReplyView& reply);
+
+// True when no string decoded from `json` (a JSON document) can need
+// escaping when written back: the document escapes nothing (no backslash),
+// and JSON strings hold no raw quote or control character. One memchr: a
+// request naming 5000 nodes then needs no check per name in its reply.
+bool PlainJsonStrings(std::string_view json);
 
 StatusOr<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view json);
 std::string EncodeExtenderBindingArgs(const ExtenderBindingArgs& args);

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -632,14 +633,56 @@ TEST(ExtenderTypesTest, ErrorsNameThePath) {
   }
 }
 
+// Candidates and verdicts as FilterReplyView takes them.
+struct ReplyFixture {
+  using Outcome = FilterReplyView::Outcome;
+  // A candidate with a verdict of its own.
+  void Add(std::string name, Outcome outcome, std::string_view reason = {}, NodeWithRaw node = {}) {
+    verdicts.push_back({.outcome = outcome, .reason = reason});
+    AddSharing(std::move(name), verdicts.size() - 1, std::move(node));
+  }
+  // A candidate with the verdict of index `verdict`.
+  void AddSharing(std::string name, size_t verdict, NodeWithRaw node = {}) {
+    names.push_back(std::move(name));
+    nodes.push_back(std::move(node));
+    verdict_of.push_back(static_cast<uint32_t>(verdict));
+  }
+  FilterReplyView View(bool cache_mode = true, bool plain_names = false) const {
+    return {.cache_mode = cache_mode,
+            .plain_names = plain_names,
+            .names = names,
+            .nodes = nodes,
+            .verdicts = verdicts,
+            .verdict_of = verdict_of};
+  }
+
+  std::vector<std::string> names;
+  std::vector<NodeWithRaw> nodes;
+  std::vector<FilterReplyView::Verdict> verdicts;
+  std::vector<uint32_t> verdict_of;
+};
+
 // The hot-path encoder writes what EncodeExtenderFilterResult writes for the
 // same reply, escaping included (node names and reasons normally need none).
 TEST(ExtenderTypesTest, FilterReplyViewEncodesLikeTheResult) {
+  using Outcome = FilterReplyView::Outcome;
   const std::string odd = "quote\" back\\ tab\t nl\n \x01 \xc3\xa9";
+  const std::string short_reason = "muster: short";
   NodeWithRaw raw{.raw_json = R"({"metadata":{"name":"n1"}})"};
   raw.node.meta.name = "n1";
   NodeWithRaw built;
   built.node.meta.name = "n2";
+  ReplyFixture mixed;  // the lists interleaved, one verdict shared
+  mixed.Add("b", Outcome::kFailed, short_reason);
+  mixed.Add("a", Outcome::kPass);
+  mixed.Add("d", Outcome::kUnresolvable, "muster: node not in cache yet");
+  mixed.AddSharing("c", 0);
+  mixed.Add(odd, Outcome::kPass);
+  mixed.Add(odd, Outcome::kFailed, odd);
+  ReplyFixture objects;
+  objects.Add("n1", Outcome::kPass, {}, raw);
+  objects.Add("x", Outcome::kFailed, "r");
+  objects.Add("n2", Outcome::kPass, {}, built);
   struct Case {
     std::string name;
     FilterReplyView view;
@@ -648,14 +691,12 @@ TEST(ExtenderTypesTest, FilterReplyViewEncodesLikeTheResult) {
   const std::vector<Case> cases = {
       {"cache mode, nothing", {}, {.node_names = std::vector<std::string>{}}},
       {"cache mode",
-       {.node_names = {"a", odd},
-        .failed_nodes = {{"b", "muster: short"}, {"c", "muster: short"}, {odd, odd}},
-        .failed_and_unresolvable_nodes = {{"d", "muster: node not in cache yet"}}},
+       mixed.View(),
        {.node_names = std::vector<std::string>{"a", odd},
-        .failed_nodes = {{"b", "muster: short"}, {"c", "muster: short"}, {odd, odd}},
+        .failed_nodes = {{"b", short_reason}, {"c", short_reason}, {odd, odd}},
         .failed_and_unresolvable_nodes = {{"d", "muster: node not in cache yet"}}}},
       {"node objects",
-       {.cache_mode = false, .nodes = {&raw, &built}, .failed_nodes = {{"x", "r"}}},
+       objects.View(/*cache_mode=*/false),
        {.nodes = std::vector<NodeWithRaw>{raw, built}, .failed_nodes = {{"x", "r"}}}},
   };
   for (const Case& c : cases) {
@@ -675,6 +716,113 @@ TEST(ExtenderTypesTest, HostPriorityNamesAreEscaped) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, list);
   EXPECT_EQ(EncodeHostPriorityList({}), "[]");
+}
+
+// The hand-written encoders decide per string whether to escape, eight
+// bytes at a time: every byte value, at every position of strings around
+// the word size, must come out as the JSON writer writes it.
+TEST(ExtenderTypesTest, EncodersEscapeEveryByteAsTheJsonWriter) {
+  for (int byte = 0; byte < 256; ++byte) {
+    for (size_t size = 1; size <= 18; ++size) {
+      for (size_t at = 0; at < size; ++at) {
+        std::string s(size, 'x');
+        s[at] = static_cast<char>(byte);
+        JsonWriter quoted;
+        quoted.String(s);
+        const std::string want = quoted.TakeString();
+        ASSERT_EQ(EncodeHostPriorityList({{.host = s, .score = 1}}),
+                  "[{\"Host\":" + want + ",\"Score\":1}]")
+            << "byte " << byte << " at " << at << " of " << size;
+        ReplyFixture reply;
+        reply.Add("n", FilterReplyView::Outcome::kFailed, s);
+        ASSERT_EQ(EncodeFilterReplyView(reply.View()),
+                  R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"n":)" + want +
+                      R"(},"FailedAndUnresolvableNodes":{},"Error":""})")
+            << "byte " << byte << " at " << at << " of " << size;
+      }
+    }
+  }
+}
+
+// Nodes in one state share its verdict; any reason, even an empty or
+// default view, is written in full.
+TEST(ExtenderTypesTest, ReasonsSharedOrNotAreWrittenInFull) {
+  const std::string shared = "muster: short";
+  ReplyFixture reply;
+  ExtenderFilterResult want{.node_names = std::vector<std::string>{}};
+  std::optional<size_t> shared_verdict;
+  for (int i = 10; i < 30; ++i) {  // names in order, as the result's map writes them
+    const std::string node = "n" + std::to_string(i);
+    std::string_view reason;  // i % 3 == 1: a default view
+    if (i % 3 == 0) reason = shared;
+    if (i % 3 == 2) reason = std::string_view(shared).substr(0, static_cast<size_t>(i % 7));
+    if (i % 3 == 0 && shared_verdict.has_value()) {
+      reply.AddSharing(node, *shared_verdict);  // the verdict of n12
+    } else {
+      reply.Add(node, FilterReplyView::Outcome::kFailed, reason);
+      if (i % 3 == 0) shared_verdict = reply.verdicts.size() - 1;
+    }
+    want.failed_nodes[node] = std::string(reason);
+  }
+  EXPECT_EQ(EncodeFilterReplyView(reply.View()), EncodeExtenderFilterResult(want));
+}
+
+// plain_names skips the checks, not the output: for names that need no
+// escaping the bytes are the same.
+TEST(ExtenderTypesTest, PlainNamesWriteTheSameBytes) {
+  ReplyFixture reply;
+  reply.Add("gpu-node-1", FilterReplyView::Outcome::kPass);
+  reply.Add("gpu-node-3", FilterReplyView::Outcome::kFailed,
+            "muster: needs 4 nvidia.com/gpu (2 free of 8)");
+  reply.Add("ip-10-0-1-2.ec2.internal", FilterReplyView::Outcome::kFailed, "odd \"reason\"");
+  reply.Add("gpu-node-22", FilterReplyView::Outcome::kPass);
+  reply.Add("n", FilterReplyView::Outcome::kUnresolvable, "muster: node not in cache yet");
+  EXPECT_EQ(EncodeFilterReplyView(reply.View(true, /*plain_names=*/true)),
+            EncodeFilterReplyView(reply.View(true, /*plain_names=*/false)));
+}
+
+// The hot-path prioritize encoder writes what EncodeHostPriorityList writes
+// for the same list, escaping included (or vouched for).
+TEST(ExtenderTypesTest, PriorityReplyViewEncodesLikeTheList) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> hosts;
+    std::vector<int64_t> scores;
+    bool plain_hosts;
+  };
+  const std::vector<Case> cases = {
+      {"nothing", {}, {}, false},
+      {"plain, vouched", {"gpu-node-1", "a-rather-long-node-name-0001"}, {10, -7}, true},
+      {"plain, checked", {"gpu-node-1", ""}, {0, kMaxExtenderPriority}, false},
+      {"odd, checked", {"quote\" back\\ nl\n", "x"}, {3, 4}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    HostPriorityList list;
+    for (size_t i = 0; i < c.hosts.size(); ++i) list.push_back({c.hosts[i], c.scores[i]});
+    EXPECT_EQ(EncodePriorityReplyView(
+                  {.hosts = c.hosts, .scores = c.scores, .plain_hosts = c.plain_hosts}),
+              EncodeHostPriorityList(list));
+  }
+}
+
+TEST(ExtenderTypesTest, PlainJsonStringsMeansNothingWasEscaped) {
+  struct Case {
+    std::string name;
+    std::string json;
+    bool plain;
+  };
+  const std::vector<Case> cases = {
+      {"empty", "", true},
+      {"plain names", R"({"NodeNames":["a","b c","café"]})", true},
+      {"an escaped quote", R"({"NodeNames":["a\"b"]})", false},
+      {"a unicode escape", R"(["\u0001"])", false},
+      {"an escaped backslash", R"(["a\\b"])", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(PlainJsonStrings(c.json), c.plain);
+  }
 }
 
 // ExtenderArgs are parsed in place, which would stop at a NUL byte: a body

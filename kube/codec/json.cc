@@ -102,12 +102,16 @@ int NestingDepth(const JsonValue& root) {
     if (!v->IsObject() && !v->IsArray()) continue;
     max_depth = std::max(max_depth, depth);
     if (max_depth > kMaxJsonDepth) break;
+    // Only containers go on the stack: a request's thousands of node names
+    // would each be pushed and popped for nothing.
+    const int child_depth = depth + 1;
+    auto push = [&](const JsonValue& child) {
+      if (child.IsObject() || child.IsArray()) stack.emplace_back(&child, child_depth);
+    };
     if (v->IsObject()) {
-      for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
-        stack.emplace_back(&it->value, depth + 1);
-      }
+      for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) push(it->value);
     } else {
-      for (const auto& item : v->GetArray()) stack.emplace_back(&item, depth + 1);
+      for (const auto& item : v->GetArray()) push(item);
     }
   }
   return max_depth;
@@ -163,27 +167,31 @@ bool StringListFrom(DecodeContext& ctx, const JsonValue& v, std::vector<std::str
   return true;
 }
 
-DecodeContext::Scope::Scope(DecodeContext* ctx, std::string segment)
-    : ctx_(ctx), old_size_(ctx->path_.size()) {
-  ctx_->path_ += segment;
-}
-
-DecodeContext::Scope::~Scope() { ctx_->path_.resize(old_size_); }
-
-std::string DecodeContext::KeySegment(std::string_view key) const {
-  if (IsIdentifier(key)) return (path_.empty() ? "" : ".") + std::string(key);
-  std::string quoted = "[\"";
-  for (char c : key) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    quoted += c;
+std::string DecodeContext::path() const {
+  std::string path;
+  for (const Segment& segment : segments_) {
+    if (segment.index != Segment::kKey) {
+      path += "[" + std::to_string(segment.index) + "]";
+    } else if (IsIdentifier(segment.key)) {
+      if (!path.empty()) path += '.';
+      path += segment.key;
+    } else {
+      path += "[\"";
+      for (char c : segment.key) {
+        if (c == '"' || c == '\\') path += '\\';
+        path += c;
+      }
+      path += "\"]";
+    }
   }
-  return quoted + "\"]";
+  return path;
 }
 
 void DecodeContext::Fail(std::string_view what) {
   if (failed_) return;
   failed_ = true;
-  error_ = (path_.empty() ? std::string("<root>") : path_) + ": " + std::string(what);
+  const std::string where = path();
+  error_ = (where.empty() ? std::string("<root>") : where) + ": " + std::string(what);
 }
 
 void DecodeContext::FailAt(std::string_view key, std::string_view what) {

@@ -41,22 +41,34 @@ class DecodeContext {
   // `case_insensitive_keys`: match object keys ignoring ASCII case, as Go's
   // encoding/json does (the extender wire types need this).
   explicit DecodeContext(bool case_insensitive_keys = false)
-      : case_insensitive_(case_insensitive_keys) {}
+      : case_insensitive_(case_insensitive_keys) {
+    segments_.reserve(16);  // Kubernetes objects nest about 15 levels
+  }
 
-  // RAII path segment; pops itself on destruction.
+  // RAII path segment; pops itself on destruction. The path is kept as
+  // segments and spelled out only for an error: a decode that succeeds (a
+  // pod has hundreds of fields) builds no strings for it.
   class Scope {
    public:
-    Scope(DecodeContext* ctx, std::string segment);
-    ~Scope();
+    ~Scope() { ctx_->segments_.pop_back(); }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
+    friend class DecodeContext;
+    explicit Scope(DecodeContext* ctx) : ctx_(ctx) {}
     DecodeContext* ctx_;
-    size_t old_size_;
   };
-  Scope Key(std::string_view key) { return Scope(this, KeySegment(key)); }
-  Scope Index(size_t index) { return Scope(this, "[" + std::to_string(index) + "]"); }
+  // REQUIRES: `key` outlives the scope (a literal, a key of the document
+  // being decoded, or a string declared before the scope).
+  Scope Key(std::string_view key) {
+    segments_.push_back(Segment{.key = key});
+    return Scope(this);
+  }
+  Scope Index(size_t index) {
+    segments_.push_back(Segment{.key = {}, .index = index});
+    return Scope(this);
+  }
 
   // Records "<path>: <what>" unless an error was already recorded.
   void Fail(std::string_view what);
@@ -65,15 +77,19 @@ class DecodeContext {
   bool failed() const { return failed_; }
   Status status() const;
   // The current path, "" at the document root.
-  const std::string& path() const { return path_; }
+  std::string path() const;
   bool case_insensitive() const { return case_insensitive_; }
 
  private:
-  std::string KeySegment(std::string_view key) const;
+  struct Segment {
+    static constexpr size_t kKey = ~size_t{0};
+    std::string_view key;  // when index == kKey
+    size_t index = kKey;
+  };
   bool case_insensitive_;
   bool failed_ = false;
   std::string error_;
-  std::string path_;
+  std::vector<Segment> segments_;
 };
 
 // The member `key` of `obj`, or nullptr when obj is not an object, the key is

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Times pod bindings as the API server reports them (stdlib only).
+
+usage: watch_binds.py CLUSTER_DIR NAMESPACE COUNT READY_FILE TIMEOUT_S
+
+Lists the pods of NAMESPACE, then watches them from that resourceVersion over
+the cluster's admin credentials (CLUSTER_DIR/pki, the apiserver port from
+CLUSTER_DIR/state). It touches READY_FILE once the watch is open, so the
+caller can release the scheduler only then, and notes the local monotonic time
+at which each pod is first seen with spec.nodeName. It stops when COUNT pods are
+bound or after TIMEOUT_S, and prints one JSON line:
+  {"bound": n, "first_s": t, "last_s": t, "pods_per_s": (n-1)/(last-first),
+   "p50_gap_ms": ..., "timeline": [[seconds since first bind, bound so far], ...]}
+Receipt time on a loopback watch is within milliseconds of the binding, which
+is plenty for runs of many seconds.
+"""
+
+import http.client
+import json
+import os
+import ssl
+import sys
+import time
+
+
+def apiserver_port(cluster_dir):
+    with open(os.path.join(cluster_dir, "state")) as f:
+        for line in f:
+            parts = line.split()
+            if parts[:2] == ["port", "apiserver"]:
+                return int(parts[2])
+    raise SystemExit(f"no apiserver port in {cluster_dir}/state")
+
+
+def connect(cluster_dir, timeout):
+    pki = os.path.join(cluster_dir, "pki")
+    ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
+    return http.client.HTTPSConnection("127.0.0.1", apiserver_port(cluster_dir), context=ctx,
+                                       timeout=timeout)
+
+
+def list_bound(conn, ns, bound_at):
+    """Lists the namespace's pods, notes the bound ones; returns the list's resourceVersion."""
+    conn.request("GET", f"/api/v1/namespaces/{ns}/pods?limit=100000")
+    listing = json.loads(conn.getresponse().read())
+    now = time.monotonic()
+    for pod in listing["items"]:
+        if pod["spec"].get("nodeName"):
+            bound_at.setdefault(pod["metadata"]["name"], now)
+    return listing["metadata"]["resourceVersion"]
+
+
+def main(argv):
+    if len(argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cluster_dir, ns, count, ready_file, timeout = argv[1], argv[2], int(argv[3]), argv[4], float(argv[5])
+    bound_at = {}
+    start = time.monotonic()
+    deadline = start + timeout
+    rv = None
+    ready_signalled = False
+    watches = 0
+    # A watch may end early (the API server closes watchers it finds slow):
+    # resume from the last resourceVersion seen, or list again on 410 Gone.
+    while len(bound_at) < count and time.monotonic() < deadline:
+        conn = connect(cluster_dir, timeout)
+        watches += 1
+        if rv is None:
+            rv = list_bound(conn, ns, bound_at)
+        conn.request("GET", f"/api/v1/namespaces/{ns}/pods?watch=1&resourceVersion={rv}"
+                            f"&allowWatchBookmarks=true&timeoutSeconds={int(timeout)}")
+        resp = conn.getresponse()
+        if not ready_signalled:
+            open(ready_file, "w").close()
+            ready_signalled = True
+        while len(bound_at) < count and time.monotonic() < deadline:
+            line = resp.readline()
+            if not line:
+                break
+            event = json.loads(line)
+            obj = event.get("object", {})
+            if event.get("type") == "ERROR":
+                rv = None  # 410 Gone: list again
+                break
+            rv = obj.get("metadata", {}).get("resourceVersion", rv)
+            if event.get("type") in ("ADDED", "MODIFIED") and obj.get("spec", {}).get("nodeName"):
+                bound_at.setdefault(obj["metadata"]["name"], time.monotonic())
+        conn.close()
+    times = sorted(bound_at.values())
+    result = {"bound": len(times), "watches": watches}
+    if len(times) >= 2:
+        first, last = times[0], times[-1]
+        gaps = sorted(b - a for a, b in zip(times, times[1:]))
+        result.update(first_s=round(first - start, 3), last_s=round(last - start, 3),
+                      pods_per_s=round((len(times) - 1) / max(last - first, 1e-6), 1),
+                      p50_gap_ms=round(gaps[len(gaps) // 2] * 1000, 3))
+        step = max(1, len(times) // 10)
+        result["timeline"] = [[round(times[i] - first, 2), i + 1] for i in range(step - 1, len(times), step)]
+    print(json.dumps(result))
+    return 0 if len(times) >= count else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,73 @@
+#include "extender/workload_index.h"
+
+#include <utility>
+
+namespace muster::extender {
+
+namespace {
+
+// Copy-on-write: `map` is shared with earlier views; edit a private copy.
+template <typename T>
+std::shared_ptr<std::map<std::string, T, std::less<>>> Copy(
+    const std::shared_ptr<const std::map<std::string, T, std::less<>>>& map) {
+  return std::make_shared<std::map<std::string, T, std::less<>>>(*map);
+}
+
+}  // namespace
+
+std::string NamespacedKey(std::string_view ns, std::string_view name) {
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  key.append(ns).append("/").append(name);
+  return key;
+}
+
+WorkloadView::WorkloadView()
+    : pod_groups_(std::make_shared<const std::map<std::string, PodGroup, std::less<>>>()),
+      queues_(std::make_shared<const std::map<std::string, Queue, std::less<>>>()) {}
+
+const PodGroup* WorkloadView::FindPodGroup(std::string_view ns, std::string_view name) const {
+  auto it = pod_groups_->find(NamespacedKey(ns, name));
+  return it == pod_groups_->end() ? nullptr : &it->second;
+}
+
+const Queue* WorkloadView::FindQueue(std::string_view name) const {
+  auto it = queues_->find(name);
+  return it == queues_->end() ? nullptr : &it->second;
+}
+
+void WorkloadIndex::UpsertPodGroup(PodGroup group) {
+  auto groups = Copy(view_.pod_groups_);
+  std::string key = NamespacedKey(group.meta.namespace_, group.meta.name);
+  (*groups)[std::move(key)] = std::move(group);
+  view_.pod_groups_ = std::move(groups);
+  ++view_.generation_;
+}
+
+void WorkloadIndex::DeletePodGroup(std::string_view ns, std::string_view name) {
+  const std::string key = NamespacedKey(ns, name);
+  if (view_.pod_groups_->find(key) == view_.pod_groups_->end()) return;
+  auto groups = Copy(view_.pod_groups_);
+  groups->erase(key);
+  view_.pod_groups_ = std::move(groups);
+  ++view_.generation_;
+}
+
+void WorkloadIndex::UpsertQueue(Queue queue) {
+  auto queues = Copy(view_.queues_);
+  std::string key = queue.meta.name;
+  (*queues)[std::move(key)] = std::move(queue);
+  view_.queues_ = std::move(queues);
+  ++view_.generation_;
+}
+
+void WorkloadIndex::DeleteQueue(std::string_view name) {
+  auto it = view_.queues_->find(name);
+  if (it == view_.queues_->end()) return;
+  auto queues = Copy(view_.queues_);
+  queues->erase(std::string(name));
+  view_.queues_ = std::move(queues);
+  ++view_.generation_;
+}
+
+}  // namespace muster::extender

@@ -1,0 +1,64 @@
+// WorkloadIndex: the PodGroups and Queues of the cluster, as the watches last
+// reported them - the inputs of the gang and queue steps of the pipeline.
+//
+// Copy-on-write: a change copies the affected map once and bumps the
+// generation; View() hands out the current maps by shared pointer, so a
+// request's view stays valid and unchanged while the watches go on.
+//
+// Thread-safety: none (a plain value). ClusterCache guards its instance.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "model/pod_group.h"
+#include "model/queue.h"
+
+namespace muster::extender {
+
+// "namespace/name": the key of a namespaced object.
+std::string NamespacedKey(std::string_view ns, std::string_view name);
+
+// An immutable view of the index at one generation. Cheap to copy.
+class WorkloadView {
+ public:
+  WorkloadView();
+
+  // The PodGroup `name` in namespace `ns`; null when unknown.
+  const PodGroup* FindPodGroup(std::string_view ns, std::string_view name) const;
+  // The cluster-scoped Queue `name`; null when unknown.
+  const Queue* FindQueue(std::string_view name) const;
+
+  size_t pod_group_count() const { return pod_groups_->size(); }
+  size_t queue_count() const { return queues_->size(); }
+  uint64_t generation() const { return generation_; }
+
+  // Sorted by key ("ns/name" for PodGroups, name for Queues).
+  const std::map<std::string, PodGroup, std::less<>>& pod_groups() const { return *pod_groups_; }
+  const std::map<std::string, Queue, std::less<>>& queues() const { return *queues_; }
+
+ private:
+  friend class WorkloadIndex;
+  std::shared_ptr<const std::map<std::string, PodGroup, std::less<>>> pod_groups_;
+  std::shared_ptr<const std::map<std::string, Queue, std::less<>>> queues_;
+  uint64_t generation_ = 0;
+};
+
+class WorkloadIndex {
+ public:
+  // Adds or replaces the object (by namespace/name; Queues by name).
+  void UpsertPodGroup(PodGroup group);
+  void DeletePodGroup(std::string_view ns, std::string_view name);
+  void UpsertQueue(Queue queue);
+  void DeleteQueue(std::string_view name);
+
+  const WorkloadView& View() const { return view_; }
+
+ private:
+  WorkloadView view_;
+};
+
+}  // namespace muster::extender

@@ -1,0 +1,66 @@
+#include "extender/workload_index.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/testing/builders.h"
+
+namespace muster::extender {
+namespace {
+
+using test::MakePodGroup;
+using test::MakeQueue;
+
+TEST(WorkloadIndexTest, UpsertFindDelete) {
+  WorkloadIndex index;
+  index.UpsertPodGroup(MakePodGroup("train").Namespace("ml").MinMember(4).Queue("research"));
+  index.UpsertPodGroup(MakePodGroup("train").Namespace("other").MinMember(2));
+  index.UpsertQueue(MakeQueue("research").Weight(3));
+
+  const WorkloadView& view = index.View();
+  ASSERT_NE(view.FindPodGroup("ml", "train"), nullptr);
+  EXPECT_EQ(view.FindPodGroup("ml", "train")->spec.min_member, 4);
+  EXPECT_EQ(view.FindPodGroup("other", "train")->spec.min_member, 2);
+  EXPECT_EQ(view.FindPodGroup("ml", "missing"), nullptr);
+  ASSERT_NE(view.FindQueue("research"), nullptr);
+  EXPECT_EQ(view.FindQueue("research")->spec.weight, 3);
+  EXPECT_EQ(view.pod_group_count(), 2u);
+
+  index.UpsertPodGroup(MakePodGroup("train").Namespace("ml").MinMember(8));
+  EXPECT_EQ(index.View().FindPodGroup("ml", "train")->spec.min_member, 8) << "replaced, not added";
+  index.DeletePodGroup("ml", "train");
+  index.DeleteQueue("research");
+  EXPECT_EQ(index.View().FindPodGroup("ml", "train"), nullptr);
+  EXPECT_EQ(index.View().FindQueue("research"), nullptr);
+  EXPECT_EQ(index.View().pod_group_count(), 1u);
+}
+
+TEST(WorkloadIndexTest, AViewDoesNotChangeUnderLaterEvents) {
+  WorkloadIndex index;
+  index.UpsertPodGroup(MakePodGroup("g").MinMember(2));
+  index.UpsertQueue(MakeQueue("q").Weight(1));
+  const WorkloadView before = index.View();
+
+  index.UpsertPodGroup(MakePodGroup("g").MinMember(5));
+  index.DeleteQueue("q");
+  index.UpsertPodGroup(MakePodGroup("h"));
+
+  EXPECT_EQ(before.FindPodGroup("default", "g")->spec.min_member, 2);
+  EXPECT_NE(before.FindQueue("q"), nullptr);
+  EXPECT_EQ(before.pod_group_count(), 1u);
+  EXPECT_GT(index.View().generation(), before.generation());
+}
+
+TEST(WorkloadIndexTest, DeletingWhatIsNotThereChangesNothing) {
+  WorkloadIndex index;
+  index.UpsertQueue(MakeQueue("q"));
+  const uint64_t generation = index.View().generation();
+  index.DeleteQueue("nope");
+  index.DeletePodGroup("default", "nope");
+  EXPECT_EQ(index.View().generation(), generation);
+}
+
+}  // namespace
+}  // namespace muster::extender
