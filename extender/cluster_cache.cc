@@ -27,6 +27,26 @@ void ClusterCache::DeletePod(std::string_view uid) {
   state_.DeletePod(uid);
 }
 
+void ClusterCache::UpsertPodGroup(PodGroup group) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().UpsertPodGroup(std::move(group));
+}
+
+void ClusterCache::DeletePodGroup(std::string_view ns, std::string_view name) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().DeletePodGroup(ns, name);
+}
+
+void ClusterCache::UpsertQueue(Queue queue) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().UpsertQueue(std::move(queue));
+}
+
+void ClusterCache::DeleteQueue(std::string_view name) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().DeleteQueue(name);
+}
+
 std::vector<std::string> ClusterCache::ExpireAssumed() {
   kube::MutexLock lock(&mu_);
   return state_.ExpireAssumed();

@@ -18,6 +18,8 @@
 #include "model/clock.h"
 #include "model/node.h"
 #include "model/pod.h"
+#include "model/pod_group.h"
+#include "model/queue.h"
 
 namespace muster::extender {
 
@@ -30,6 +32,10 @@ class ClusterCache final : public ClusterAccess {
   void DeleteNode(std::string_view name) MUSTER_EXCLUDES(mu_);
   void UpsertPod(const Pod& pod) MUSTER_EXCLUDES(mu_);
   void DeletePod(std::string_view uid) MUSTER_EXCLUDES(mu_);
+  void UpsertPodGroup(PodGroup group) MUSTER_EXCLUDES(mu_);
+  void DeletePodGroup(std::string_view ns, std::string_view name) MUSTER_EXCLUDES(mu_);
+  void UpsertQueue(Queue queue) MUSTER_EXCLUDES(mu_);
+  void DeleteQueue(std::string_view name) MUSTER_EXCLUDES(mu_);
   // ClusterState::ExpireAssumed(), for a periodic sweep that logs the uids.
   std::vector<std::string> ExpireAssumed() MUSTER_EXCLUDES(mu_);
 

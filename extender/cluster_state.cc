@@ -466,6 +466,7 @@ ClusterSnapshot ClusterState::Snapshot(std::string_view pod_uid) {
   snapshot.time_ = clock_.Now();
   snapshot.generation_ = generation_;
   if (!pod_uid.empty()) snapshot.pod_placement_ = PlacementOf(pod_uid);
+  snapshot.workloads_ = workloads_.View();
   return snapshot;
 }
 

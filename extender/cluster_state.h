@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/workload_index.h"
 #include "model/clock.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -285,11 +286,14 @@ class ClusterSnapshot {
   Time time() const { return time_; }
   // The position of `resource` in NodeInfo::indexed_*, or -1 when not indexed.
   int IndexOf(std::string_view resource) const;
-  // Counts the changes made to the state; equal generations mean equal content.
+  // Counts the changes made to the nodes and pods; equal generations mean
+  // equal content (workloads().generation() counts PodGroups and Queues).
   uint64_t generation() const { return generation_; }
   // Where the pod the snapshot was taken for (Snapshot(pod_uid)) holds
   // resources already, if anywhere: a retried filter or bind credits it back.
   const std::optional<Placement>& pod_placement() const { return pod_placement_; }
+  // The PodGroups and Queues at the time of the snapshot (gang, queue steps).
+  const WorkloadView& workloads() const { return workloads_; }
 
  private:
   friend class ClusterState;
@@ -303,6 +307,7 @@ class ClusterSnapshot {
   Time time_;
   uint64_t generation_ = 0;
   std::optional<Placement> pod_placement_;
+  WorkloadView workloads_;
 };
 
 struct ClusterStateOptions {
@@ -333,6 +338,10 @@ class ClusterState {
   // server always sets it).
   void UpsertPod(const Pod& pod);
   void DeletePod(std::string_view uid);
+  // PodGroups (by namespace/name) and Queues (by name): no accounting, kept
+  // for the gang and queue steps.
+  WorkloadIndex& workloads() { return workloads_; }
+  const WorkloadIndex& workloads() const { return workloads_; }
 
   // ---- reservations (bind).
   // Counts `request` (plus one "pods") on `node` for the pod until it is seen
@@ -400,6 +409,7 @@ class ClusterState {
   std::vector<uint32_t> free_slots_;
   size_t known_nodes_ = 0;
   uint64_t generation_ = 0;
+  WorkloadIndex workloads_;
   std::unordered_map<std::string, PodRecord, StringHash, std::equal_to<>> pods_;
   std::unordered_map<std::string, Assumption, StringHash, std::equal_to<>> assumed_;
   std::set<std::pair<Time, std::string>> expiry_;  // (expires, uid) of assumed_

@@ -71,7 +71,7 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                             .Register(*registry_);
   auto& cache_synced = prometheus::BuildGauge()
                            .Name("muster_extender_cache_synced")
-                           .Help("1 once the node and pod caches have completed their first list.")
+                           .Help("1 once the node, pod, PodGroup and Queue caches have completed their first list.")
                            .Register(*registry_);
   const auto verbs = WithOther(kVerbs);
   const auto reasons = WithOther(ReasonCodes());

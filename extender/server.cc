@@ -96,6 +96,43 @@ std::pair<int, std::string> UnboundedBody(const httplib::Request& req) {
   return {0, ""};
 }
 
+// The watched PodGroups (by namespace/name, with minMember and queue) and
+// Queues (weight, state): what the gang and queue steps decide from.
+void WriteWorkloads(kube::JsonWriter& w, const WorkloadView& workloads) {
+  w.Key("podGroups");
+  w.StartArray();
+  for (const auto& [key, group] : workloads.pod_groups()) {
+    w.StartObject();
+    w.StringField("name", key);
+    w.IntField("minMember", group.spec.min_member);
+    w.StringField("queue", group.spec.queue.empty() ? "default" : group.spec.queue);
+    w.StringField("phase", group.status.phase);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("queues");
+  w.StartArray();
+  for (const auto& [name, queue] : workloads.queues()) {
+    w.StartObject();
+    w.StringField("name", name);
+    w.IntField("weight", queue.spec.weight);
+    w.StringField("state", queue.status.state);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// kube-scheduler's Go client sends "Accept-Encoding: gzip" with every call,
+// and cpp-httplib (built with zlib) then gzips the reply after the handler:
+// ~2 ms for a 5000-node reply, several times the decision itself, spent
+// where no metric sees it - on loopback or in-cluster, bytes are cheaper.
+// The request object is ours to change here (cpp-httplib hands it out as
+// const, but owns it non-const and reads the header only after routing).
+void NeverCompressVerbReplies(const httplib::Request& req) {
+  if (req.method != "POST") return;
+  const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+}
+
 }  // namespace
 
 StatusOr<std::string> NormalizePrefix(std::string_view prefix) {
@@ -246,7 +283,10 @@ void Server::Route() {
   // close it (cpp-httplib would parse the rest as further requests).
   http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     auto [status, reason] = UnboundedBody(req);
-    if (status == 0) return httplib::Server::HandlerResponse::Unhandled;
+    if (status == 0) {
+      NeverCompressVerbReplies(req);
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     res.status = status;
     res.set_header("Connection", "close");
     res.set_content(reason, kText);
@@ -382,6 +422,7 @@ std::string Server::DebugState() {
   w.StartArray();
   for (const NodeInfo* node : nodes) WriteNode(w, *node);
   w.EndArray();
+  WriteWorkloads(w, snapshot.workloads());
   w.EndObject();
   return w.TakeString();
 }

@@ -163,6 +163,27 @@ TEST(ServerTest, EveryVerbOverHttp) {
   }
 }
 
+// kube-scheduler asks for gzip on every call; a compressed reply would cost
+// more than the decision (see NeverCompressVerbReplies), so verbs answer plain.
+TEST(ServerTest, VerbRepliesAreNeverCompressed) {
+  Harness h;
+  AddGoldenCluster(h.cluster);
+  for (const std::string verb : {"filter", "prioritize"}) {
+    SCOPED_TRACE(verb);
+    auto client = h.Client();
+    client->set_decompress(false);
+    httplib::Result res = client->Post(("/scheduler/" + verb).c_str(),
+                                       httplib::Headers{{"Accept-Encoding", "gzip"}},
+                                       Fixture("codec:filter_args_cache.json"),
+                                       "application/json");
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("Content-Encoding"), "");
+    ASSERT_FALSE(res->body.empty());
+    EXPECT_EQ(res->body.front(), verb == "filter" ? '{' : '[') << "plain JSON";
+  }
+}
+
 TEST(ServerTest, BindPostsTheBindingAndReservesTheNode) {
   Harness h;
   AddGoldenCluster(h.cluster);
@@ -691,6 +712,8 @@ TEST(ServerTest, MetricsCountTheVerbs) {
 TEST(ServerTest, DebugStateShowsTheCache) {
   Harness h;
   AddGoldenCluster(h.cluster);
+  h.cluster.cache.UpsertPodGroup(test::MakePodGroup("train").Namespace("ml").MinMember(4));
+  h.cluster.cache.UpsertQueue(test::MakeQueue("research").Weight(3).State("Open"));
   ASSERT_TRUE(h.Post("bind", Fixture("codec:bind_args.json")));
   httplib::Result res = h.Get("/debug/state");
   ASSERT_TRUE(res);
@@ -711,6 +734,13 @@ TEST(ServerTest, DebugStateShowsTheCache) {
   int64_t assumed = 0;
   for (const auto& [name, node] : nodes) assumed += (*node)["assumedPods"].GetInt64();
   EXPECT_EQ(assumed, 1) << "the bind's reservation";
+  ASSERT_EQ(doc["podGroups"].Size(), 1u);
+  EXPECT_EQ(std::string(doc["podGroups"][0]["name"].GetString()), "ml/train");
+  EXPECT_EQ(doc["podGroups"][0]["minMember"].GetInt64(), 4);
+  EXPECT_EQ(std::string(doc["podGroups"][0]["queue"].GetString()), "default");
+  ASSERT_EQ(doc["queues"].Size(), 1u);
+  EXPECT_EQ(std::string(doc["queues"][0]["name"].GetString()), "research");
+  EXPECT_EQ(doc["queues"][0]["weight"].GetInt64(), 3);
 }
 
 // 32 binds of 2-GPU pods race over parallel connections for one 8-GPU node:

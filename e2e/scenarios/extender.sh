@@ -73,3 +73,18 @@ expect_contains "$pending_pod FailedScheduling" "$(failed_scheduling "$pending_p
 
 # The extender's cache agrees with the API, node by node.
 check_debug_state
+
+# The PodGroup and Queue watches: the cluster's queues, and a PodGroup made now.
+k apply -f "$E2E_FIXTURES/podgroup.yaml" >/dev/null || fail "podgroup.yaml did not apply"
+watched() {
+  curl -fsS --max-time 5 "$EXT_URL/debug/state" | python3 -c '
+import json, sys
+state, ns = json.load(sys.stdin), sys.argv[1]
+queues = {q["name"] for q in state["queues"]}
+groups = {g["name"]: g["minMember"] for g in state["podGroups"]}
+ok = {"default", "root"} <= queues and groups.get(ns + "/pg-train") == 4
+print(f"queues {sorted(queues)}, podGroups {groups}")
+sys.exit(0 if ok else 1)' "$E2E_NS"
+}
+wait_for "the extender to watch queues default, root and PodGroup pg-train" 30 watched
+pass "watched by the extender: $(watched)"
