@@ -39,7 +39,7 @@ namespace muster::extender {
 inline constexpr std::array<std::string_view, 4> kVerbs = {"filter", "prioritize", "bind",
                                                            "preempt"};
 inline constexpr std::array<std::string_view, 5> kCacheKinds = {"nodes", "pods", "assumed",
-                                                                 "podgroups", "queues"};
+                                                                "podgroups", "queues"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 

@@ -172,10 +172,9 @@ TEST(ServerTest, VerbRepliesAreNeverCompressed) {
     SCOPED_TRACE(verb);
     auto client = h.Client();
     client->set_decompress(false);
-    httplib::Result res = client->Post(("/scheduler/" + verb).c_str(),
-                                       httplib::Headers{{"Accept-Encoding", "gzip"}},
-                                       Fixture("codec:filter_args_cache.json"),
-                                       "application/json");
+    httplib::Result res =
+        client->Post(("/scheduler/" + verb).c_str(), httplib::Headers{{"Accept-Encoding", "gzip"}},
+                     Fixture("codec:filter_args_cache.json"), "application/json");
     ASSERT_TRUE(res) << httplib::to_string(res.error());
     EXPECT_EQ(res->status, 200);
     EXPECT_EQ(res->get_header_value("Content-Encoding"), "");

@@ -19,7 +19,6 @@
 namespace muster::kube {
 namespace {
 
-constexpr int kMaxPooledConnections = 8;
 constexpr auto kTokenReloadInterval = std::chrono::minutes(1);
 
 std::string Lower(std::string_view s) {
@@ -128,6 +127,7 @@ class HttplibTransport final : public HttpTransport {
       : url_(std::move(url)),
         insecure_(config.insecure_skip_tls_verify),
         timeout_(std::max(config.timeout, Duration(std::chrono::milliseconds(1)))),
+        max_connections_(std::max(config.max_connections, 1)),
         user_agent_(config.user_agent),
         ca_(std::move(ca)),
         cert_(std::move(cert)),
@@ -149,6 +149,7 @@ class HttplibTransport final : public HttpTransport {
   const ServerUrl url_;
   const bool insecure_;
   const Duration timeout_;
+  const int max_connections_;
   const std::string user_agent_;
   const X509StorePtr ca_;
   const X509Ptr cert_;
@@ -193,7 +194,7 @@ std::unique_ptr<Conn> HttplibTransport::NewConn(bool keep_alive) {
 std::unique_ptr<Conn> HttplibTransport::Acquire() {
   {
     MutexLock lock(&pool_mu_);
-    while (idle_.empty() && total_ >= kMaxPooledConnections) pool_cv_.Wait(&pool_mu_);
+    while (idle_.empty() && total_ >= max_connections_) pool_cv_.Wait(&pool_mu_);
     if (!idle_.empty()) {
       std::unique_ptr<Conn> conn = std::move(idle_.back());
       idle_.pop_back();

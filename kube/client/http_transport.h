@@ -8,7 +8,8 @@
 //  - TCP_NODELAY on every socket (see build-notes: without it each call
 //    waits on a delayed ACK), HTTP/1.1 keep-alive, connect/read/write
 //    timeouts from ClientConfig::timeout;
-//  - a small pool of keep-alive connections for Send() (a cpp-httplib client
+//  - a pool of ClientConfig::max_connections keep-alive connections for Send() (a cpp-httplib
+//  client
 //    serialises its requests) and a dedicated connection per Stream(), so a
 //    watch never blocks other calls;
 //  - the bearer token header on every request, re-read from

@@ -34,6 +34,9 @@ struct ClientConfig {
   double qps = 50;
   int burst = 100;
   Duration timeout = std::chrono::seconds(30);  // connect/read/write timeout of normal requests
+  // Keep-alive connections for normal requests (HTTP/1.1: one request in
+  // flight each); more concurrent requests wait for one. Watches have their own.
+  int max_connections = 8;
   std::string user_agent = "muster/0.1";
   std::string default_namespace;  // the context's namespace (in-cluster: the pod's)
 };
