@@ -199,10 +199,10 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   clients.watch = std::move(watch).value();
   kube::ClientConfig bind_config = *config;
   bind_config.timeout = std::chrono::seconds(2);
-  // kube-scheduler binds in parallel (a goroutine per pod) and its own binds
-  // share one HTTP/2 connection; one HTTP/1.1 request per connection here, so
-  // too few connections would queue binds behind each other (8 capped a
-  // 1000-node run at ~93 pods/s with 76 ms per bind).
+  // kube-scheduler binds in parallel (a goroutine per pod) over HTTP/2; here
+  // each HTTP/1.1 connection carries one request at a time, so binds in
+  // flight need a connection each. (On the 2-core bench, 8 vs 48 changed no
+  // pods/s: binds are asynchronous in kube-scheduler; this is headroom.)
   bind_config.max_connections = 48;
   kube::ClientOptions bind_options;
   bind_options.retry.max_attempts = 2;
