@@ -26,10 +26,6 @@ std::string_view MissingField(const kube::ExtenderBindingArgs& args) {
   return "";
 }
 
-std::string PodKey(std::string_view ns, std::string_view name) {
-  return std::string(ns) + "/" + std::string(name);
-}
-
 // The Binding to POST: the pod's identity (its uid is a precondition on
 // API servers that check it) and the placement annotations.
 Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed) {
@@ -53,16 +49,16 @@ std::string OnNode(std::string_view node, std::string_view reason) {
 // when they allow a bind.
 std::optional<BindPlan> CheckPod(const BindPlan& plan, const PodRecord* pod) {
   const kube::ExtenderBindingArgs& args = plan.args;
-  const std::string key = PodKey(args.pod_namespace, args.pod_name);
+  const std::string key = ObjectKey(args.pod_namespace, args.pod_name);
   if (pod == nullptr) {
     // Safe over fast: without the pod's request muster cannot account it.
     return Reject(plan, kReasonPodUnknown, ReplyOutcome::kFault,
                   "pod " + key + " (uid " + args.pod_uid + ") not in cache yet");
   }
   if (pod->namespace_ != args.pod_namespace || pod->name != args.pod_name) {
-    return Reject(
-        plan, kReasonPodMismatch, ReplyOutcome::kBadRequest,
-        "uid " + args.pod_uid + " is pod " + PodKey(pod->namespace_, pod->name) + ", not " + key);
+    return Reject(plan, kReasonPodMismatch, ReplyOutcome::kBadRequest,
+                  "uid " + args.pod_uid + " is pod " + ObjectKey(pod->namespace_, pod->name) +
+                      ", not " + key);
   }
   if (pod->terminal || pod->terminating) {
     return Reject(plan, kReasonPodFinished, ReplyOutcome::kFault,
@@ -180,7 +176,7 @@ VerbReply Pipeline::FinishBind(const BindPlan& plan, const Status& post) const {
         [&](ClusterState& state) { state.Forget(plan.args.pod_uid, plan.args.node); });
   }
   const std::string error = std::string(kReasonPrefix) + "binding " +
-                            PodKey(plan.args.pod_namespace, plan.args.pod_name) + " to node " +
+                            ObjectKey(plan.args.pod_namespace, plan.args.pod_name) + " to node " +
                             plan.args.node + ": " + post.ToString();
   return VerbReply{.body = kube::EncodeExtenderBindingResult({.error = error}),
                    .outcome = ReplyOutcome::kFault,

@@ -253,13 +253,6 @@ const NodeInfo* ClusterSnapshot::FindNode(std::string_view name) const {
   return slot == NodeIndex::kNone ? nullptr : (*slots_)[slot].get();
 }
 
-std::vector<const NodeInfo*> ClusterSnapshot::FindNodes(
-    const std::vector<std::string>& names) const {
-  std::vector<const NodeInfo*> nodes(names.size(), nullptr);
-  FindEach(names, [&nodes](size_t i, const NodeInfo* node) { nodes[i] = node; });
-  return nodes;
-}
-
 ClusterState::ClusterState(const Clock& clock, ClusterStateOptions options)
     : clock_(clock),
       options_(options),

@@ -270,8 +270,6 @@ class ClusterSnapshot {
     }
     index_->FindEach(names, *slots_, fn);
   }
-  // FindNode() of every name, in order (FindEach into a vector).
-  std::vector<const NodeInfo*> FindNodes(const std::vector<std::string>& names) const;
   // Calls fn(const NodeInfo&) for every entry, known or not, in no order.
   template <typename Fn>
   void ForEachNode(Fn&& fn) const {

@@ -15,19 +15,12 @@ std::shared_ptr<std::map<std::string, T, std::less<>>> Copy(
 
 }  // namespace
 
-std::string NamespacedKey(std::string_view ns, std::string_view name) {
-  std::string key;
-  key.reserve(ns.size() + 1 + name.size());
-  key.append(ns).append("/").append(name);
-  return key;
-}
-
 WorkloadView::WorkloadView()
     : pod_groups_(std::make_shared<const std::map<std::string, PodGroup, std::less<>>>()),
       queues_(std::make_shared<const std::map<std::string, Queue, std::less<>>>()) {}
 
 const PodGroup* WorkloadView::FindPodGroup(std::string_view ns, std::string_view name) const {
-  auto it = pod_groups_->find(NamespacedKey(ns, name));
+  auto it = pod_groups_->find(ObjectKey(ns, name));
   return it == pod_groups_->end() ? nullptr : &it->second;
 }
 
@@ -38,14 +31,14 @@ const Queue* WorkloadView::FindQueue(std::string_view name) const {
 
 void WorkloadIndex::UpsertPodGroup(PodGroup group) {
   auto groups = Copy(view_.pod_groups_);
-  std::string key = NamespacedKey(group.meta.namespace_, group.meta.name);
+  std::string key = group.meta.Key();
   (*groups)[std::move(key)] = std::move(group);
   view_.pod_groups_ = std::move(groups);
   ++view_.generation_;
 }
 
 void WorkloadIndex::DeletePodGroup(std::string_view ns, std::string_view name) {
-  const std::string key = NamespacedKey(ns, name);
+  const std::string key = ObjectKey(ns, name);
   if (view_.pod_groups_->find(key) == view_.pod_groups_->end()) return;
   auto groups = Copy(view_.pod_groups_);
   groups->erase(key);

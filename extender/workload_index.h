@@ -19,9 +19,6 @@
 
 namespace muster::extender {
 
-// "namespace/name": the key of a namespaced object.
-std::string NamespacedKey(std::string_view ns, std::string_view name);
-
 // An immutable view of the index at one generation. Cheap to copy.
 class WorkloadView {
  public:

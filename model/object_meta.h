@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/time.h"
@@ -39,10 +40,21 @@ struct ObjectMeta {
   std::vector<OwnerReference> owner_references;
   std::vector<std::string> finalizers;
 
-  // "namespace/name", or "name" for cluster-scoped objects: the cache key.
-  std::string Key() const { return namespace_.empty() ? name : namespace_ + "/" + name; }
+  // ObjectKey(namespace_, name): the cache key.
+  std::string Key() const;
   friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
+
+// "namespace/name", or "name" for cluster-scoped objects (ns empty).
+inline std::string ObjectKey(std::string_view ns, std::string_view name) {
+  std::string key;
+  key.reserve(ns.size() + 1 + name.size());
+  if (!ns.empty()) key.append(ns).push_back('/');
+  key.append(name);
+  return key;
+}
+
+inline std::string ObjectMeta::Key() const { return ObjectKey(namespace_, name); }
 
 // A condition as Kubernetes writes it on Pods, Nodes and PodGroups.
 struct Condition {
