@@ -24,16 +24,6 @@ metric_sum() {
     awk -v n="$1" 'index($1, n "{") == 1 || $1 == n {s += $2} END {printf "%d\n", s}'
 }
 
-# scheduled_by POD: the component that reported the pod's Scheduled event.
-scheduled_by() {
-  k get events --field-selector "involvedObject.name=$1,reason=Scheduled" \
-    -o 'jsonpath={.items[0].reportingComponent}{.items[0].source.component}'
-}
-# failed_scheduling POD: the messages of the pod's FailedScheduling events.
-failed_scheduling() {
-  k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" \
-    -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
-}
 no_pods_left() { [[ -z $(k get pods -o name) ]]; }
 
 # json_field JSON KEY: a top-level field of a one-line JSON object.

@@ -78,6 +78,17 @@ nonempty() {
 # phase_is POD PHASE (for wait_for)
 phase_is() { [[ $(field "pod/$1" '{.status.phase}') == "$2" ]]; }
 
+# scheduled_by POD: the component that reported the pod's Scheduled event.
+scheduled_by() {
+  k get events --field-selector "involvedObject.name=$1,reason=Scheduled" \
+    -o 'jsonpath={.items[0].reportingComponent}{.items[0].source.component}'
+}
+# failed_scheduling POD: the messages of the pod's FailedScheduling events.
+failed_scheduling() {
+  k get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" \
+    -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
+}
+
 # new_namespace: a fresh namespace for this scenario (E2E_NS), with its
 # default ServiceAccount (pods are rejected until kcm made it); deleted on exit.
 new_namespace() {

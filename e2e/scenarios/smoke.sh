@@ -22,10 +22,6 @@ expect_eq "gpu-1 node $node kwok annotation" \
   "$("$MUSTER_KUBECTL" get node "$node" -o 'jsonpath={.metadata.annotations.kwok\.x-k8s\.io/node}')" fake
 expect_eq "gpu-1 node $node allocatable nvidia.com/gpu" \
   "$("$MUSTER_KUBECTL" get node "$node" -o 'jsonpath={.status.allocatable.nvidia\.com/gpu}')" 8
-scheduled_by() {
-  k get events --field-selector "involvedObject.name=$1,reason=Scheduled" \
-    -o 'jsonpath={.items[0].reportingComponent}{.items[0].source.component}'
-}
 wait_for "Scheduled event for gpu-1" 20 nonempty scheduled_by gpu-1
 expect_eq "gpu-1 scheduled by" "$(scheduled_by gpu-1)" default-scheduler
 wait_for "gpu-1 Running" 30 phase_is gpu-1 Running
@@ -46,12 +42,8 @@ unschedulable() {
 wait_for "gpu-9 PodScheduled=False/Unschedulable" 30 unschedulable
 msg=$(field pod/gpu-9 '{.status.conditions[?(@.type=="PodScheduled")].message}')
 expect_contains "gpu-9 PodScheduled message" "$msg" "Insufficient nvidia.com/gpu"
-failed_event() {
-  k get events --field-selector involvedObject.name=gpu-9,reason=FailedScheduling \
-    -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
-}
-wait_for "FailedScheduling event for gpu-9" 20 nonempty failed_event
-expect_contains "gpu-9 FailedScheduling event" "$(failed_event)" "nvidia.com/gpu"
+wait_for "FailedScheduling event for gpu-9" 20 nonempty failed_scheduling gpu-9
+expect_contains "gpu-9 FailedScheduling event" "$(failed_scheduling gpu-9)" "nvidia.com/gpu"
 expect_eq "gpu-9 phase" "$(field pod/gpu-9 '{.status.phase}')" Pending
 expect_eq "gpu-9 nodeName" "$(field pod/gpu-9 '{.spec.nodeName}')" ""
 
