@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "extender/cluster_cache.h"
+#include "extender/gang_controller.h"
 #include "extender/metrics.h"
 #include "kube/client/client.h"
 #include "kube/client/informer.h"
@@ -23,6 +24,7 @@
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "model/clock.h"
+#include "model/time.h"
 
 namespace muster::extender {
 namespace {
@@ -101,6 +103,24 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          f.policy.extra_managed_resources.push_back(v);
          return Status::Ok();
        }},
+      {"gang-reservation-timeout",
+       [](const std::string& v, ExtenderFlags& f) {
+         StatusOr<Duration> timeout = ParseGoDuration(v);
+         if (!timeout.ok() || *timeout < std::chrono::seconds(1)) {
+           return FlagError("gang-reservation-timeout",
+                            "\"" + v + "\" is not a duration of at least 1s (e.g. 60s, 2m)");
+         }
+         f.gang.pass.reservation_timeout = *timeout;
+         return Status::Ok();
+       }},
+      {"gang-preemption",
+       [](const std::string& v, ExtenderFlags& f) {
+         if (v != "true" && v != "false") {
+           return FlagError("gang-preemption", "\"" + v + "\" is not true or false");
+         }
+         f.gang.pass.preemption = v == "true";
+         return Status::Ok();
+       }},
       {"score-mode",
        [](const std::string& v, ExtenderFlags& f) {
          if (v == "binpack") {
@@ -176,7 +196,11 @@ std::string ExtenderUsage() {
          "  --kube-api-qps N           API requests per second, per client (default 50)\n"
          "  --kube-api-burst N         API request burst, per client (default 100)\n"
          "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
-         "  --score-mode MODE          binpack (default) or spread\n";
+         "  --score-mode MODE          binpack (default) or spread\n"
+         "  --gang-reservation-timeout D  release a gang's unclaimed reservations after D\n"
+         "                             without progress (default 60s)\n"
+         "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
+         "                             not fit (default true)\n";
 }
 
 namespace {
@@ -186,6 +210,7 @@ namespace {
 struct Clients {
   std::unique_ptr<kube::Client> watch;
   std::unique_ptr<kube::Client> bind;
+  std::unique_ptr<kube::Client> gang;  // gates, PodGroup status, events, evictions
 };
 
 StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
@@ -211,6 +236,11 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   StatusOr<std::unique_ptr<kube::Client>> bind = kube::Client::New(bind_config, bind_options);
   if (!bind.ok()) return bind.status();
   clients.bind = std::move(bind).value();
+  kube::ClientConfig gang_config = *config;
+  gang_config.max_connections = 16;  // GangControllerOptions::io_parallelism
+  StatusOr<std::unique_ptr<kube::Client>> gang = kube::Client::New(gang_config);
+  if (!gang.ok()) return gang.status();
+  clients.gang = std::move(gang).value();
   return clients;
 }
 
@@ -268,9 +298,14 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
 // Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
 // reservations and publishing the cache gauges once a second meanwhile.
 void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetrics& metrics,
-                      const std::function<bool()>& synced) {
+                      const std::function<bool()>& synced, const std::function<void()>& on_synced) {
+  bool started = false;
   for (;;) {
-    const timespec second{.tv_sec = 1, .tv_nsec = 0};
+    if (!started && synced()) {
+      on_synced();
+      started = true;
+    }
+    const timespec second{.tv_sec = 0, .tv_nsec = started ? 999'999'999 : 50'000'000};
     const int sig = sigtimedwait(&signals, nullptr, &second);
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::info("extender: signal {}, shutting down", sig);
@@ -314,11 +349,15 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
   const std::function<bool()> synced = [&] {
     return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced();
   };
+  // Gangs: planned and reserved whole by a controller thread, which starts
+  // once the cache is synced (a plan from half a cache could double-book).
+  GangController gangs(&cache, clients->gang.get(), RealClock(), flags.gang, &metrics.registry());
   Server server(flags.server, ServerDeps{.pipeline = &pipeline,
                                          .binder = &binder,
                                          .metrics = &metrics,
                                          .cluster = &cache,
-                                         .ready = synced});
+                                         .ready = synced,
+                                         .gangs = [&gangs] { return gangs.DebugJson(); }});
   nodes.Start();
   pods.Start();
   groups.Start();
@@ -329,7 +368,8 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
   }
   spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
                flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
-  ServeUntilSignal(signals, cache, metrics, synced);
+  ServeUntilSignal(signals, cache, metrics, synced, [&] { gangs.Start(); });
+  gangs.Stop();
   server.Stop();  // finishes the requests in flight
   nodes.Stop();
   pods.Stop();

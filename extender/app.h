@@ -16,6 +16,7 @@
 //                            50/100, as kube-scheduler's clientConnection)
 //   --managed-resource NAME  a resource fitted besides nvidia.com/gpu (repeatable)
 //   --score-mode binpack|spread
+//   --gang-reservation-timeout D   (default 60s) --gang-preemption true|false
 //
 // Thread-safety: RunExtender blocks SIGTERM/SIGINT in the calling thread
 // (and so in every thread it starts) and waits for them itself; call it
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/gang_controller.h"
 #include "extender/pipeline.h"
 #include "extender/server.h"
 #include "model/status.h"
@@ -39,6 +41,7 @@ struct ExtenderFlags {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   PolicyConfig policy;
+  GangControllerOptions gang;
   bool help = false;  // --help / -h: print the usage and exit 0
 };
 

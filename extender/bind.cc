@@ -28,13 +28,15 @@ std::string_view MissingField(const kube::ExtenderBindingArgs& args) {
 
 // The Binding to POST: the pod's identity (its uid is a precondition on
 // API servers that check it) and the placement annotations.
-Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed) {
+Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed,
+                   const std::string* gang_plan) {
   Binding binding;
   binding.meta.name = args.pod_name;
   binding.meta.namespace_ = args.pod_namespace;
   binding.meta.uid = args.pod_uid;
   binding.meta.annotations[std::string(kAnnotationNode)] = args.node;
   binding.meta.annotations[std::string(kAnnotationResources)] = placed.ToString();
+  if (gang_plan != nullptr) binding.meta.annotations[std::string(kAnnotationGangPlan)] = *gang_plan;
   binding.target_node = args.node;
   return binding;
 }
@@ -78,16 +80,35 @@ std::optional<BindPlan> CheckPod(const BindPlan& plan, const PodRecord* pod) {
   return std::nullopt;
 }
 
+// A gang member binds only where the gang controller reserved it: anywhere
+// else would start members before the whole gang has a place. nullopt when
+// the bind may go on.
+std::optional<BindPlan> CheckGang(const BindPlan& plan, const PodRecord& pod, const PodGroup* group,
+                                  const std::optional<Placement>& own) {
+  if (pod.group.empty()) return std::nullopt;
+  if (group != nullptr && group->spec.min_member <= 1) return std::nullopt;
+  const kube::ExtenderBindingArgs& args = plan.args;
+  if (own.has_value() && own->assumed && own->node == args.node) return std::nullopt;
+  const std::string where = own.has_value() && own->assumed
+                                ? " (it is reserved on node " + own->node + ")"
+                                : " (its gang is not placed whole yet)";
+  return Reject(plan, kReasonGangWaiting, ReplyOutcome::kFault,
+                "gang member " + ObjectKey(args.pod_namespace, args.pod_name) +
+                    " has no reservation on node " + args.node + where);
+}
+
 }  // namespace
 
 BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
-                  const std::optional<Placement>& own, const std::vector<std::string>& managed) {
+                  const std::optional<Placement>& own, const std::vector<std::string>& managed,
+                  const PodGroup* group, const std::string* gang_plan) {
   BindPlan plan{.args = args};
   if (std::string_view missing = MissingField(args); !missing.empty()) {
     return Reject(std::move(plan), kReasonBadRequest, ReplyOutcome::kBadRequest,
                   "bind request lacks " + std::string(missing));
   }
   if (std::optional<BindPlan> decided = CheckPod(plan, pod)) return *std::move(decided);
+  if (std::optional<BindPlan> held = CheckGang(plan, *pod, group, own)) return *std::move(held);
   if (node == nullptr || !node->known()) {
     return Reject(std::move(plan), kReasonNodeUnknown, ReplyOutcome::kFault,
                   "node " + args.node + " not in cache yet");
@@ -102,7 +123,7 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
   plan.action = BindAction::kPost;
   plan.code = kReasonBindPost;
   plan.outcome = ReplyOutcome::kOk;
-  plan.binding = BindingFor(args, demand.request);
+  plan.binding = BindingFor(args, demand.request, pod->group.empty() ? nullptr : gang_plan);
   return plan;
 }
 
@@ -110,8 +131,16 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
                         const std::vector<std::string>& managed) {
   state.ExpireAssumed();
   const PodRecord* pod = state.FindPod(args.pod_uid);
-  BindPlan plan =
-      PlanBind(args, pod, state.FindNode(args.node), state.PlacementOf(args.pod_uid), managed);
+  const PodGroup* group = nullptr;
+  const std::string* gang_plan = nullptr;
+  if (pod != nullptr && !pod->group.empty()) {
+    const std::string_view key = pod->group;
+    const std::string_view name = key.substr(key.find('/') + 1);
+    group = state.workloads().View().FindPodGroup(pod->namespace_, name);
+    gang_plan = state.GangPlanOf(key);
+  }
+  BindPlan plan = PlanBind(args, pod, state.FindNode(args.node), state.PlacementOf(args.pod_uid),
+                           managed, group, gang_plan);
   if (plan.action != BindAction::kPost) return plan;
   // reserve: the whole request counts on the node from now on, until the
   // bound pod is seen (or FinishBind releases it).

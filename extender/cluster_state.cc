@@ -22,13 +22,19 @@ Resources Contribution(const Resources& request) {
   return out;
 }
 
+std::string GroupKeyOf(const Pod& pod) {
+  std::string group = pod.GroupName();
+  return group.empty() ? group : ObjectKey(pod.meta.namespace_, group);
+}
+
 PodRecord RecordOf(const Pod& pod) {
   return PodRecord{.namespace_ = pod.meta.namespace_,
                    .name = pod.meta.name,
                    .node_name = pod.spec.node_name,
                    .request = pod.EffectiveRequest(),
                    .terminal = pod.IsTerminal(),
-                   .terminating = pod.meta.deletion_timestamp.has_value()};
+                   .terminating = pod.meta.deletion_timestamp.has_value(),
+                   .group = GroupKeyOf(pod)};
 }
 
 // True when the two records hold the same resources on the same node.
@@ -377,7 +383,9 @@ void ClusterState::UpsertPod(const Pod& pod) {
     if (next.Counts()) Account(next.node_name, Contribution(next.request), +1, false);
   }
   const bool changed = inserted || current != next;
+  const std::string old_group = inserted ? std::string() : current.group;
   current = std::move(next);
+  if (!current.group.empty() || !old_group.empty()) IndexGangPod(pod, old_group);
   // A bound or finished pod holds what its record says: the reservation made
   // for it has done its job.
   if (!current.node_name.empty() || current.terminal) DropAssumption(pod.meta.uid);
@@ -390,16 +398,47 @@ void ClusterState::DeletePod(std::string_view uid) {
     if (it->second.Counts()) {
       Account(it->second.node_name, Contribution(it->second.request), -1, false);
     }
+    if (!it->second.group.empty()) UnindexGangPod(uid, it->second.group);
     pods_.erase(it);
     ++generation_;
   }
   DropAssumption(uid);
 }
 
+// ---- gang members ----
+
+void ClusterState::IndexGangPod(const Pod& pod, const std::string& old_group) {
+  const std::string group = GroupKeyOf(pod);
+  if (!old_group.empty() && old_group != group) UnindexGangPod(pod.meta.uid, old_group);
+  if (!group.empty()) gang_pods_[group][pod.meta.uid] = std::make_shared<const Pod>(pod);
+  ++gang_generation_;
+}
+
+void ClusterState::UnindexGangPod(std::string_view uid, const std::string& group) {
+  auto it = gang_pods_.find(group);
+  if (it == gang_pods_.end()) return;
+  if (auto member = it->second.find(uid); member != it->second.end()) it->second.erase(member);
+  if (it->second.empty()) gang_pods_.erase(it);
+  ++gang_generation_;
+}
+
+void ClusterState::SetGangPlan(std::string_view group, std::string plan_json) {
+  if (plan_json.empty()) {
+    if (auto it = gang_plans_.find(group); it != gang_plans_.end()) gang_plans_.erase(it);
+    return;
+  }
+  gang_plans_.insert_or_assign(std::string(group), std::move(plan_json));
+}
+
+const std::string* ClusterState::GangPlanOf(std::string_view group) const {
+  auto it = gang_plans_.find(group);
+  return it == gang_plans_.end() ? nullptr : &it->second;
+}
+
 // ---- reservations ----
 
 AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view node,
-                                  const Resources& request) {
+                                  const Resources& request, std::optional<Duration> ttl) {
   ExpireAssumed();
   if (const PodRecord* pod = FindPod(pod_uid); pod != nullptr && pod->Counts()) {
     return pod->node_name == node ? AssumeResult::kAlreadyBound : AssumeResult::kBoundElsewhere;
@@ -411,7 +450,7 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
   }
   Assumption assumption{.node = std::string(node),
                         .resources = Contribution(request),
-                        .expires = clock_.Now() + options_.assume_ttl};
+                        .expires = clock_.Now() + ttl.value_or(options_.assume_ttl)};
   Account(node, assumption.resources, +1, true);
   expiry_.emplace(assumption.expires, std::string(pod_uid));
   assumed_.emplace(std::string(pod_uid), std::move(assumption));

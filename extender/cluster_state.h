@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -234,6 +235,7 @@ struct PodRecord {
   Resources request;         // Pod::EffectiveRequest()
   bool terminal = false;     // Succeeded or Failed: holds nothing any more
   bool terminating = false;  // deletionTimestamp set: still holds its resources
+  std::string group;         // "namespace/podgroup" of a gang member, "" otherwise
 
   // True when the pod's request counts on node_name.
   bool Counts() const { return !node_name.empty() && !terminal; }
@@ -341,11 +343,28 @@ class ClusterState {
   WorkloadIndex& workloads() { return workloads_; }
   const WorkloadIndex& workloads() const { return workloads_; }
 
-  // ---- reservations (bind).
+  // ---- gang members (the gang controller's input).
+  // The pods naming a PodGroup (Pod::GroupName()), whole, by uid; keyed by
+  // "namespace/podgroup". Kept from the first sight of a pod to its deletion,
+  // finished ones included (the PodGroup's counts need them).
+  using GangPods = std::map<std::string, std::shared_ptr<const Pod>, std::less<>>;
+  const std::map<std::string, GangPods, std::less<>>& gang_pods() const { return gang_pods_; }
+  // Counts every change to gang_pods(), gates and annotations included.
+  uint64_t gang_generation() const { return gang_generation_; }
+  // The whole-gang placement bind persists in the Binding of each member
+  // (muster.io/gang-plan), set by the gang controller with the reservation.
+  // An empty `plan_json` erases it.
+  void SetGangPlan(std::string_view group, std::string plan_json);
+  // Null when none.
+  const std::string* GangPlanOf(std::string_view group) const;
+
+  // ---- reservations (bind, gang).
   // Counts `request` (plus one "pods") on `node` for the pod until it is seen
-  // bound, terminal or deleted, Forget()-ten or expired. Expires stale
+  // bound, terminal or deleted, Forget()-ten or expired `ttl` (default
+  // ClusterStateOptions::assume_ttl) after this call. Expires stale
   // placements first. REQUIRES: pod_uid and node non-empty.
-  AssumeResult Assume(std::string_view pod_uid, std::string_view node, const Resources& request);
+  AssumeResult Assume(std::string_view pod_uid, std::string_view node, const Resources& request,
+                      std::optional<Duration> ttl = std::nullopt);
   // Drops the pod's assumed placement; with `only_on_node` set, only if it is
   // on that node (a later bind may have moved it). True when one was dropped.
   bool Forget(std::string_view pod_uid, std::string_view only_on_node = {});
@@ -396,6 +415,8 @@ class ClusterState {
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
   void Account(std::string_view node, const Resources& resources, int sign, bool assumed);
   void DropAssumption(std::string_view uid);
+  void IndexGangPod(const Pod& pod, const std::string& old_group);
+  void UnindexGangPod(std::string_view uid, const std::string& group);
 
   const Clock& clock_;
   const ClusterStateOptions options_;
@@ -411,6 +432,9 @@ class ClusterState {
   std::unordered_map<std::string, PodRecord, StringHash, std::equal_to<>> pods_;
   std::unordered_map<std::string, Assumption, StringHash, std::equal_to<>> assumed_;
   std::set<std::pair<Time, std::string>> expiry_;  // (expires, uid) of assumed_
+  std::map<std::string, GangPods, std::less<>> gang_pods_;
+  uint64_t gang_generation_ = 0;
+  std::map<std::string, std::string, std::less<>> gang_plans_;
 };
 
 // How the verb pipeline reaches the cluster state. ClusterCache implements it

@@ -135,6 +135,17 @@ FilterVerdicts FitAll(const Candidates& candidates, const PodDemand& demand,
   return out;
 }
 
+// Every candidate but `node` fails, unresolvably: the pod's gang reserved
+// `node` for it, and only there does it start with its gang.
+void PinTo(const std::string& node, const Candidates& candidates, FilterVerdicts* verdicts) {
+  const auto elsewhere = static_cast<uint32_t>(verdicts->distinct.size());
+  verdicts->distinct.push_back(Failed(Verdict::kUnresolvable, kReasonReservedElsewhere,
+                                      "reserved for its gang on node " + node));
+  for (size_t i = 0; i < candidates.names.size(); ++i) {
+    if (candidates.names[i] != node) verdicts->of_node[i] = elsewhere;
+  }
+}
+
 kube::FilterReplyView::Outcome OutcomeOf(Verdict verdict) {
   switch (verdict) {
     case Verdict::kFit:
@@ -217,7 +228,9 @@ VerbReply Pipeline::Filter(std::string_view body) const {
   }
   // fit: every candidate against the cache, not against the request's nodes.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
-  const FilterVerdicts verdicts = FitAll(request->candidates, demand, snapshot);
+  FilterVerdicts verdicts = FitAll(request->candidates, demand, snapshot);
+  // gang: a reserved member goes to its reserved node only.
+  if (!gate.pinned_node.empty()) PinTo(gate.pinned_node, request->candidates, &verdicts);
   // encode: the reply in the request's form.
   return EncodeFilterReply(request->candidates, verdicts);
 }

@@ -39,12 +39,13 @@ std::vector<std::string_view> WithOther(const Set& set) {
 
 }  // namespace
 
-const std::array<std::string_view, 16>& ReasonCodes() {
-  static constexpr std::array<std::string_view, 16> kCodes = {
-      kReasonFits,         kReasonInsufficient,   kReasonExceedsNode, kReasonNodeUnknown,
-      kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,    kReasonBound,
-      kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,  kReasonPodMismatch,
-      kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept, kReasonNoVictims};
+const std::array<std::string_view, 20>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 20> kCodes = {
+      kReasonFits,         kReasonInsufficient,   kReasonExceedsNode,       kReasonNodeUnknown,
+      kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,          kReasonBound,
+      kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,        kReasonPodMismatch,
+      kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept,       kReasonNoVictims,
+      kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang};
   return kCodes;
 }
 
@@ -69,10 +70,11 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                             .Name("muster_extender_cache_objects")
                             .Help("Objects in the extender's cluster cache, by kind.")
                             .Register(*registry_);
-  auto& cache_synced = prometheus::BuildGauge()
-                           .Name("muster_extender_cache_synced")
-                           .Help("1 once the node, pod, PodGroup and Queue caches have completed their first list.")
-                           .Register(*registry_);
+  auto& cache_synced =
+      prometheus::BuildGauge()
+          .Name("muster_extender_cache_synced")
+          .Help("1 once the node, pod, PodGroup and Queue caches have completed their first list.")
+          .Register(*registry_);
   const auto verbs = WithOther(kVerbs);
   const auto reasons = WithOther(ReasonCodes());
   for (std::string_view verb : verbs) {

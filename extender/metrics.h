@@ -59,6 +59,10 @@ class ExtenderMetrics {
   void SetCacheObjects(std::string_view kind, int64_t count);
   void SetCacheSynced(bool synced);
 
+  // Where other parts of the extender (the gang controller) register their
+  // metrics, so /metrics serves them too.
+  prometheus::Registry& registry() { return *registry_; }
+
   // Every metric in the Prometheus text exposition format (version 0.0.4).
   std::string Text() const;
 
@@ -85,6 +89,6 @@ class ExtenderMetrics {
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
-const std::array<std::string_view, 16>& ReasonCodes();
+const std::array<std::string_view, 20>& ReasonCodes();
 
 }  // namespace muster::extender

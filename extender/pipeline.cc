@@ -75,9 +75,26 @@ GateVerdict AdmitByQueue(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/
   return GateVerdict{};
 }
 
-GateVerdict AdmitByGang(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/) {
-  // The gang issue decides here (minMember reachable, reservation of the group).
-  return GateVerdict{};
+GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot) {
+  const std::string group = pod.GroupName();
+  if (group.empty()) return GateVerdict{};
+  const std::string key = ObjectKey(pod.meta.namespace_, group);
+  const std::optional<Placement>& own = snapshot.pod_placement();
+  // Reserved (or, on a retry, already bound): that node and no other.
+  if (own.has_value()) return GateVerdict{.pinned_node = own->node};
+  const PodGroup* pod_group = snapshot.workloads().FindPodGroup(pod.meta.namespace_, group);
+  if (pod_group == nullptr) {
+    return GateVerdict{.action = GateAction::kReject,
+                       .code = kReasonNoPodGroup,
+                       .reason = std::string(kReasonPrefix) + "PodGroup " + key +
+                                 " does not exist: the pod waits for it"};
+  }
+  if (pod_group->spec.min_member <= 1) return GateVerdict{};
+  return GateVerdict{.action = GateAction::kReject,
+                     .code = kReasonGangWaiting,
+                     .reason = std::string(kReasonPrefix) + "gang " + key +
+                               " waits until all its members can be placed together (see the "
+                               "PodGroup's status)"};
 }
 
 GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot) {

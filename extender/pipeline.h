@@ -62,6 +62,7 @@
 #include "kube/codec/extender_types.h"
 #include "model/api_objects.h"
 #include "model/pod.h"
+#include "model/pod_group.h"
 #include "model/resources.h"
 #include "model/status.h"
 
@@ -111,9 +112,14 @@ inline constexpr std::string_view kReasonPodUnknown = "pod_unknown";
 inline constexpr std::string_view kReasonPodMismatch = "pod_mismatch";
 inline constexpr std::string_view kReasonPodFinished = "pod_finished";
 inline constexpr std::string_view kReasonApiError = "api_error";
+// gang (filter, bind)
+inline constexpr std::string_view kReasonGangWaiting = "gang_waiting";    // Unresolvable
+inline constexpr std::string_view kReasonNoPodGroup = "no_podgroup";      // Unresolvable
+inline constexpr std::string_view kReasonReservedElsewhere = "reserved";  // Unresolvable
 // preempt
 inline constexpr std::string_view kReasonVictimsKept = "victims_kept";
 inline constexpr std::string_view kReasonNoVictims = "no_victims";
+inline constexpr std::string_view kReasonBreaksGang = "breaks_gang";
 
 // Every reason message starts so, to tell muster's reasons from in-tree ones
 // in a FailedScheduling event.
@@ -170,6 +176,9 @@ struct GateVerdict {
   GateAction action = GateAction::kAdmit;
   std::string_view code = kReasonAdmitted;
   std::string reason;
+  // kAdmit only: the pod holds a reservation (its gang's plan) on this node,
+  // and every other node is Unresolvable for it. "" for none.
+  std::string pinned_node;
   friend bool operator==(const GateVerdict&, const GateVerdict&) = default;
 };
 
@@ -234,7 +243,12 @@ Resources ManagedPart(const Resources& request, const std::vector<std::string>& 
 
 // admission (queue): may the pod's queue start it now? Pass-through: admits.
 GateVerdict AdmitByQueue(const Pod& pod, const ClusterSnapshot& snapshot);
-// gang: may the pod's group be placed now? Pass-through: admits.
+// gang: may the pod's group be placed now? A pod naming no PodGroup, or one
+// of minMember <= 1, goes on as usual; one whose PodGroup does not exist
+// waits for it (Unresolvable); a gang member goes on, pinned to its node,
+// only once the gang controller has reserved the whole gang's placement
+// (snapshot.pod_placement() is then an assumed placement), and waits
+// (Unresolvable, so kube-scheduler's preemption does not try) before that.
 GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot);
 // Both gates in order; the first that does not admit decides.
 GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot);
@@ -264,11 +278,26 @@ int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy s
 
 // The proposed victims in the Meta form (UIDs), whichever form was sent.
 std::map<std::string, kube::MetaVictims> ProposedVictims(const kube::ExtenderPreemptionArgs& args);
-// narrow: the victims muster agrees to, node by node. Default: all of them;
-// nodes without victims are dropped (kube-scheduler rejects them).
+// The gang a proposed victim belongs to, as the cache sees it now.
+struct VictimGang {
+  std::string key;         // "namespace/podgroup"
+  int32_t min_member = 0;  // of its PodGroup (0 when the PodGroup is unknown)
+  int32_t running = 0;     // members bound, unfinished and not being deleted
+};
+// By victim pod uid; pods that belong to no gang are absent.
+using VictimGangs = std::map<std::string, VictimGang, std::less<>>;
+// The gangs of every victim in `proposed`. REQUIRES: exclusive access.
+VictimGangs GangsOfVictims(const ClusterState& state,
+                           const std::map<std::string, kube::MetaVictims>& proposed);
+
+// narrow: the victims muster agrees to, node by node. A node whose victims
+// would leave some gang running below its minMember is vetoed whole (muster
+// evicts gangs whole itself; kube-scheduler's victims are per node); nodes
+// without victims are dropped (kube-scheduler rejects them). `vetoed`
+// counts the nodes vetoed for breaking a gang.
 std::map<std::string, kube::MetaVictims> NarrowVictims(
     const Pod& preemptor, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& snapshot);
+    const ClusterSnapshot& snapshot, const VictimGangs& gangs, int64_t* vetoed = nullptr);
 
 // ---------------------------------------------------------------------------
 // bind.cc
@@ -291,9 +320,13 @@ struct BindPlan {
 
 // plan: the pure decision for one bind request, given what the cache knows
 // of the pod (null: unknown) and of the node (null: unknown) and where the
-// pod already holds resources. Does not reserve.
+// pod already holds resources. Does not reserve. A gang member (pod->group
+// set, `group` its PodGroup or null) is bound only onto its reservation,
+// unless its PodGroup has minMember <= 1: a bind elsewhere would start a
+// partial gang.
 BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
-                  const std::optional<Placement>& own, const std::vector<std::string>& managed);
+                  const std::optional<Placement>& own, const std::vector<std::string>& managed,
+                  const PodGroup* group = nullptr, const std::string* gang_plan = nullptr);
 
 // reserve: PlanBind on `state`, then, for kPost, Assume() the pod's request
 // on the node, so no concurrent decision can hand out the same capacity.

@@ -138,16 +138,58 @@ TEST(PipelineTest, DemandCreditsThePodsOwnPlacementOnItsNodeOnly) {
   EXPECT_EQ(demand.Credit("n2", "nvidia.com/gpu"), 0);
 }
 
-TEST(PipelineTest, DefaultGatesAdmitEveryPod) {
+TEST(PipelineTest, QueueGateAdmitsEveryPod) {
   FakeClock clock;
   ClusterState state(clock);
-  const ClusterSnapshot snapshot = state.Snapshot();
-  for (const Pod& pod : {Pod(MakePod("single").Gpu(1)), Pod(MakePod("member").Group("pg")),
-                         Pod(MakePod("queued").Queue("research"))}) {
+  for (const Pod& pod : {Pod(MakePod("single").Gpu(1)), Pod(MakePod("queued").Queue("research"))}) {
     SCOPED_TRACE(pod.meta.name);
-    EXPECT_EQ(AdmitByQueue(pod, snapshot), GateVerdict{});
-    EXPECT_EQ(AdmitByGang(pod, snapshot), GateVerdict{});
-    EXPECT_EQ(RunGates(pod, snapshot).action, GateAction::kAdmit);
+    EXPECT_EQ(AdmitByQueue(pod, state.Snapshot()), GateVerdict{});
+  }
+}
+
+// The gang gate: who goes on to fit, who waits (Unresolvable, so
+// kube-scheduler's preemption never tries), who is pinned to a reservation.
+TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
+  struct Case {
+    std::string name;
+    Pod pod;
+    bool reserved = false;  // the pod holds a reservation on gpu-1
+    GateAction action;
+    std::string_view code;
+    std::string pinned;
+  };
+  const std::vector<Case> cases = {
+      {"no group: usual path", MakePod("single").Namespace("ml").Gpu(1), false, GateAction::kAdmit,
+       kReasonAdmitted, ""},
+      {"group of one: usual path", MakePod("solo-0").Namespace("ml").Group("solo").Gpu(1), false,
+       GateAction::kAdmit, kReasonAdmitted, ""},
+      {"gang member without reservation waits", MakePod("dist-0").Namespace("ml").Group("dist"),
+       false, GateAction::kReject, kReasonGangWaiting, ""},
+      {"reserved member pinned to its node", MakePod("dist-1").Namespace("ml").Group("dist"), true,
+       GateAction::kAdmit, kReasonAdmitted, "gpu-1"},
+      {"missing PodGroup waits", MakePod("lost-0").Namespace("ml").Group("lost"), false,
+       GateAction::kReject, kReasonNoPodGroup, ""},
+      {"same name in another namespace is another group",
+       MakePod("dist-0").Namespace("other").Group("dist"), false, GateAction::kReject,
+       kReasonNoPodGroup, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    ClusterState state(clock);
+    state.workloads().UpsertPodGroup(test::MakePodGroup("solo").Namespace("ml").MinMember(1));
+    state.workloads().UpsertPodGroup(test::MakePodGroup("dist").Namespace("ml").MinMember(4));
+    Pod pod = c.pod;
+    pod.meta.uid = "uid-" + pod.meta.name;
+    state.UpsertPod(pod);
+    if (c.reserved) state.Assume(pod.meta.uid, "gpu-1", pod.EffectiveRequest());
+    const GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid));
+    EXPECT_EQ(verdict.action, c.action);
+    EXPECT_EQ(verdict.code, c.code);
+    EXPECT_EQ(verdict.pinned_node, c.pinned);
+    if (c.action != GateAction::kAdmit) {
+      EXPECT_TRUE(verdict.reason.starts_with(kReasonPrefix));
+    }
   }
 }
 

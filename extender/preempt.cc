@@ -1,6 +1,8 @@
 // POST {prefix}/preempt: which of the victims kube-scheduler proposes muster
 // agrees to evict. On v1.30-v1.34 the dry run ignores extender filters
 // (extender-protocol.md §5.6), so this verb can only narrow or veto.
+#include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -18,12 +20,13 @@ VerbReply PreemptFault(const Status& status) {
                    .decisions = {{kReasonBadRequest, 1}}};
 }
 
-VerbReply EncodeVictims(std::map<std::string, kube::MetaVictims> kept, size_t proposed_nodes) {
+VerbReply EncodeVictims(std::map<std::string, kube::MetaVictims> kept, size_t proposed_nodes,
+                        int64_t vetoed = 0) {
   VerbReply reply;
   if (!kept.empty()) reply.decisions[kReasonVictimsKept] = static_cast<int64_t>(kept.size());
-  if (proposed_nodes > kept.size()) {
-    reply.decisions[kReasonNoVictims] = static_cast<int64_t>(proposed_nodes - kept.size());
-  }
+  if (vetoed > 0) reply.decisions[kReasonBreaksGang] = vetoed;
+  const auto dropped = static_cast<int64_t>(proposed_nodes - kept.size()) - vetoed;
+  if (dropped > 0) reply.decisions[kReasonNoVictims] = dropped;
   kube::ExtenderPreemptionResult result{.node_name_to_meta_victims = std::move(kept)};
   reply.body = kube::EncodeExtenderPreemptionResult(result);
   return reply;
@@ -44,12 +47,60 @@ std::map<std::string, kube::MetaVictims> ProposedVictims(const kube::ExtenderPre
   return meta;
 }
 
+VictimGangs GangsOfVictims(const ClusterState& state,
+                           const std::map<std::string, kube::MetaVictims>& proposed) {
+  VictimGangs out;
+  std::map<std::string, VictimGang> by_key;
+  for (const auto& [node, victims] : proposed) {
+    for (const kube::MetaPod& victim : victims.pods) {
+      const PodRecord* pod = state.FindPod(victim.uid);
+      if (pod == nullptr || pod->group.empty()) continue;
+      auto [it, inserted] = by_key.try_emplace(pod->group);
+      if (inserted) {
+        VictimGang& gang = it->second;
+        gang.key = pod->group;
+        const std::string_view name = std::string_view(pod->group).substr(pod->group.find('/') + 1);
+        if (const PodGroup* g = state.workloads().View().FindPodGroup(pod->namespace_, name)) {
+          gang.min_member = g->spec.min_member;
+        }
+        if (auto members = state.gang_pods().find(pod->group); members != state.gang_pods().end()) {
+          for (const auto& [uid, member] : members->second) {
+            const bool running = !member->spec.node_name.empty() && !member->IsTerminal() &&
+                                 !member->meta.deletion_timestamp.has_value();
+            gang.running += running ? 1 : 0;
+          }
+        }
+      }
+      out.emplace(victim.uid, it->second);
+    }
+  }
+  return out;
+}
+
 std::map<std::string, kube::MetaVictims> NarrowVictims(
     const Pod& /*preemptor*/, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& /*snapshot*/) {
-  // The gang and queue issues veto victims here (a gang member, a queue
-  // within its guarantee). By default every proposed victim is accepted.
-  std::erase_if(proposed, [](const auto& entry) { return entry.second.pods.empty(); });
+    const ClusterSnapshot& /*snapshot*/, const VictimGangs& gangs, int64_t* vetoed) {
+  // The queue issue vetoes victims here too (a queue within its guarantee).
+  std::erase_if(proposed, [&](const auto& entry) {
+    if (entry.second.pods.empty()) return true;
+    // Per gang with victims on this node: how many, and the gang.
+    std::map<std::string_view, std::pair<int32_t, const VictimGang*>> evicted;
+    for (const kube::MetaPod& victim : entry.second.pods) {
+      if (auto it = gangs.find(victim.uid); it != gangs.end()) {
+        auto& [count, gang] = evicted[it->second.key];
+        ++count;
+        gang = &it->second;
+      }
+    }
+    for (const auto& [key, hit] : evicted) {
+      const int32_t left = hit.second->running - hit.first;
+      if (left > 0 && left < hit.second->min_member) {
+        if (vetoed != nullptr) ++*vetoed;
+        return true;  // part of the gang would keep running below its minimum
+      }
+    }
+    return false;
+  });
   return proposed;
 }
 
@@ -65,10 +116,13 @@ VerbReply Pipeline::Preempt(std::string_view body) const {
   if (RunGates(args->pod, snapshot).action != GateAction::kAdmit) {
     return EncodeVictims({}, proposed_nodes);
   }
-  // narrow: the victims muster agrees to.
-  auto kept = NarrowVictims(args->pod, std::move(proposed), snapshot);
+  // narrow: the victims muster agrees to; never part of a gang.
+  VictimGangs gangs;
+  cluster_->Exclusive([&](ClusterState& state) { gangs = GangsOfVictims(state, proposed); });
+  int64_t vetoed = 0;
+  auto kept = NarrowVictims(args->pod, std::move(proposed), snapshot, gangs, &vetoed);
   // encode: always the Meta form (UIDs), whichever form came in.
-  return EncodeVictims(std::move(kept), proposed_nodes);
+  return EncodeVictims(std::move(kept), proposed_nodes, vetoed);
 }
 
 }  // namespace muster::extender

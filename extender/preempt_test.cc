@@ -50,7 +50,7 @@ TEST(PreemptTest, ProposedVictimsInTheMetaForm) {
 
 TEST(PreemptTest, NarrowKeepsEveryVictimAndDropsEmptyNodes) {
   const VictimMap proposed = {{"n1", Meta({"a", "b"})}, {"n2", Meta({})}, {"n3", Meta({"c"}, 1)}};
-  const VictimMap kept = NarrowVictims(MakePod("hi"), proposed, ClusterSnapshot());
+  const VictimMap kept = NarrowVictims(MakePod("hi"), proposed, ClusterSnapshot(), VictimGangs());
   EXPECT_EQ(kept, (VictimMap{{"n1", Meta({"a", "b"})}, {"n3", Meta({"c"}, 1)}}));
 }
 
@@ -67,6 +67,47 @@ TEST(PreemptTest, RepliesInTheMetaFormWithDecisions) {
       kube::DecodeExtenderPreemptionResult(reply.body);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->node_name_to_meta_victims, (VictimMap{{"n1", Meta({"u-lo"})}}));
+}
+
+// kube-scheduler's victims are per node; a node whose victims would leave a
+// gang running below its minMember is vetoed, whole-gang victims are fine.
+TEST(PreemptTest, VetoesVictimsThatWouldBreakAGang) {
+  fixture::TestCluster cluster;
+  cluster.Add(test::MakePodGroup("g4").Namespace("ml").MinMember(4));       // 2 per node, n1 and n2
+  cluster.Add(test::MakePodGroup("g2").Namespace("ml").MinMember(2));       // both on n3
+  cluster.Add(test::MakePodGroup("elastic").Namespace("ml").MinMember(1));  // 2 on n4
+  auto member = [&](std::string name, std::string group, std::string node) {
+    cluster.Add(MakePod(name)
+                    .Namespace("ml")
+                    .Uid("u-" + name)
+                    .Group(group)
+                    .Gpu(1)
+                    .NodeName(node)
+                    .Phase("Running"));
+  };
+  member("g4-0", "g4", "n1");
+  member("g4-1", "g4", "n1");
+  member("g4-2", "g4", "n2");
+  member("g4-3", "g4", "n2");
+  member("g2-0", "g2", "n3");
+  member("g2-1", "g2", "n3");
+  member("el-0", "elastic", "n4");
+  member("el-1", "elastic", "n4");
+  cluster.Add(MakePod("solo").Namespace("ml").Uid("u-solo").Gpu(1).NodeName("n5").Phase("Running"));
+  kube::ExtenderPreemptionArgs args{.pod = MakePod("hi").Gpu(2).Priority(1000),
+                                    .node_name_to_meta_victims = VictimMap{
+                                        {"n1", Meta({"u-g4-0", "u-g4-1"})},  // half of g4: vetoed
+                                        {"n3", Meta({"u-g2-0", "u-g2-1"})},  // all of g2: kept
+                                        {"n4", Meta({"u-el-0"})},    // elastic keeps its 1: kept
+                                        {"n5", Meta({"u-solo"})}}};  // no gang: kept
+  const VerbReply reply = cluster.pipeline.Preempt(kube::EncodeExtenderPreemptionArgs(args));
+  EXPECT_EQ(reply.decisions, (DecisionCounts{{kReasonVictimsKept, 3}, {kReasonBreaksGang, 1}}));
+  StatusOr<kube::ExtenderPreemptionResult> result =
+      kube::DecodeExtenderPreemptionResult(reply.body);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->node_name_to_meta_victims, (VictimMap{{"n3", Meta({"u-g2-0", "u-g2-1"})},
+                                                          {"n4", Meta({"u-el-0"})},
+                                                          {"n5", Meta({"u-solo"})}}));
 }
 
 TEST(PreemptTest, ABodyThatDoesNotDecodeIsABadRequest) {

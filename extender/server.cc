@@ -423,6 +423,9 @@ std::string Server::DebugState() {
   for (const NodeInfo* node : nodes) WriteNode(w, *node);
   w.EndArray();
   WriteWorkloads(w, snapshot.workloads());
+  // Each gang's phase, members and why it waits, as the last pass saw them.
+  w.Key("gangs");
+  w.RawValue(deps_.gangs ? deps_.gangs() : "[]");
   w.EndObject();
   return w.TakeString();
 }

@@ -119,6 +119,9 @@ struct ServerDeps {
   ExtenderMetrics* metrics = nullptr;  // required
   ClusterAccess* cluster = nullptr;    // required: /debug/state
   std::function<bool()> ready;         // null: always ready
+  // JSON array for /debug/state's "gangs" (GangController::DebugJson);
+  // null: no gang controller, "gangs" is [].
+  std::function<std::string()> gangs;
 };
 
 class Server {

@@ -53,4 +53,17 @@ struct PodGroup {
   friend bool operator==(const PodGroup&, const PodGroup&) = default;
 };
 
+// The annotation muster puts on every gang member's Binding: the placement
+// of the whole gang when the member was bound, so a restarted extender can
+// re-reserve the members not yet bound from any bound one (HiveD's
+// affinityGroupBindInfo). JSON: {"podGroup": "<name>", "members": {"<pod
+// name>": "<node>", ...}}; the namespace is the pod's.
+inline constexpr std::string_view kAnnotationGangPlan = "muster.io/gang-plan";
+
+struct GangPlacement {
+  std::string pod_group;
+  std::map<std::string, std::string> members;  // pod name -> node
+  friend bool operator==(const GangPlacement&, const GangPlacement&) = default;
+};
+
 }  // namespace muster

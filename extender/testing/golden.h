@@ -142,6 +142,7 @@ struct TestCluster {
   }
   void Add(const Node& node) { cache.UpsertNode(node); }
   void Add(const Pod& pod) { cache.UpsertPod(pod); }
+  void Add(const PodGroup& group) { cache.UpsertPodGroup(group); }
 
   FakeClock clock;
   ClusterCache cache;
@@ -163,7 +164,8 @@ inline std::string FilterArgsWithNodes(const Pod& pod, const std::vector<Node>& 
 
 // The golden tests' cluster (golden_test.cc, server_test.cc): gpu-a1 8 free,
 // gpu-a2 4 of 8 used, gpu-b1 4 of 4 used, gpu-c1 6 of 8 used, gpu-d1 8 free;
-// ml/train-0 (8 GPUs) pending.
+// ml/train-0 (8 GPUs) pending; PodGroups ml/train, ml/eval, ml/finetune
+// of minMember 1.
 inline void AddGoldenCluster(TestCluster& cluster) {
   using test::MakeNode;
   using test::MakePod;
@@ -181,6 +183,11 @@ inline void AddGoldenCluster(TestCluster& cluster) {
                   .Cpu("32")
                   .Memory("256Gi")
                   .Gpu(8));
+  // The PodGroups the fixtures' pods name: groups of one, which schedule
+  // like single pods (gang placement has its own cases).
+  for (const char* group : {"train", "eval", "finetune"}) {
+    cluster.Add(test::MakePodGroup(group).Namespace("ml").MinMember(1));
+  }
 }
 
 }  // namespace muster::extender::fixture

@@ -511,6 +511,40 @@ std::string EncodePodGroupStatusPatch(const PodGroupStatus& status) {
   return StatusPatch(status, EncodePodGroupStatus);
 }
 
+StatusOr<GangPlacement> DecodeGangPlacement(std::string_view json) {
+  StatusOr<GangPlacement> placement =
+      DecodeDocument<GangPlacement>(json, "decode " + std::string(kAnnotationGangPlan),
+                                    [](DecodeContext& ctx, const JsonValue& v, GangPlacement* out) {
+                                      if (!BeginObject(ctx, v)) return;
+                                      ReadString(ctx, v, "podGroup", &out->pod_group);
+                                      ReadStringMap(ctx, v, "members", &out->members);
+                                    });
+  if (!placement.ok()) return placement;
+  if (placement->pod_group.empty()) {
+    return InvalidArgumentError("decode " + std::string(kAnnotationGangPlan) +
+                                ": podGroup is empty");
+  }
+  for (const auto& [pod, node] : placement->members) {
+    if (pod.empty() || node.empty()) {
+      return InvalidArgumentError("decode " + std::string(kAnnotationGangPlan) + ": members[\"" +
+                                  pod + "\"]: empty pod or node name");
+    }
+  }
+  return placement;
+}
+
+std::string EncodeGangPlacement(const GangPlacement& placement) {
+  JsonWriter w;
+  w.StartObject();
+  w.StringField("podGroup", placement.pod_group);
+  w.Key("members");
+  w.StartObject();
+  for (const auto& [pod, node] : placement.members) w.StringField(pod, node);
+  w.EndObject();
+  w.EndObject();
+  return w.TakeString();
+}
+
 // ---------------------------------------------------------------------------
 // Queue.
 

@@ -20,6 +20,11 @@ StatusOr<ObjectList<PodGroup>> DecodePodGroupList(std::string_view json);
 std::string EncodePodGroup(const PodGroup& pg);
 // The PodGroup status alone ({"status": {...}}) as a merge patch body.
 std::string EncodePodGroupStatusPatch(const PodGroupStatus& status);
+// The muster.io/gang-plan annotation's value (model/pod_group.h). Decode
+// names the JSON path of the first thing wrong; a member with an empty pod
+// or node name is an error.
+StatusOr<GangPlacement> DecodeGangPlacement(std::string_view json);
+std::string EncodeGangPlacement(const GangPlacement& placement);
 
 void DecodeQueueFrom(DecodeContext& ctx, const JsonValue& v, Queue* out);
 StatusOr<Queue> DecodeQueue(std::string_view json);

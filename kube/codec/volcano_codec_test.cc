@@ -388,6 +388,39 @@ TEST(VolcanoCodecTest, PodGroupStatusPatch) {
   }
 }
 
+// The muster.io/gang-plan annotation: golden JSON, round trip, bad input.
+TEST(VolcanoCodecTest, GangPlacementGolden) {
+  const GangPlacement placement{
+      .pod_group = "train-1a2b",
+      .members = {{"train-worker-0", "gpu-a-1"}, {"train-worker-1", "gpu-a-2"}}};
+  const std::string golden = R"({"podGroup":"train-1a2b","members":{"train-worker-0":"gpu-a-1",)"
+                             R"("train-worker-1":"gpu-a-2"}})";
+  EXPECT_EQ(EncodeGangPlacement(placement), golden);
+  StatusOr<GangPlacement> decoded = DecodeGangPlacement(golden);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, placement);
+}
+
+TEST(VolcanoCodecTest, GangPlacementErrorsNameTheField) {
+  struct Case {
+    std::string json;
+    std::string want;  // a substring of the error
+  };
+  const std::vector<Case> cases = {
+      {R"({"members":{}})", "podGroup is empty"},
+      {R"({"podGroup":"g","members":{"p":""}})", "members[\"p\"]"},
+      {R"({"podGroup":"g","members":{"p":3}})", "members"},
+      {R"({"podGroup":7})", "podGroup"},
+      {"not json", "muster.io/gang-plan"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json);
+    StatusOr<GangPlacement> decoded = DecodeGangPlacement(c.json);
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_THAT(decoded.status().message(), ::testing::HasSubstr(c.want));
+  }
+}
+
 TEST(VolcanoCodecTest, QueueStatusPatch) {
   QueueStatus s;
   s.state = "Open";

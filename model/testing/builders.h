@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,6 +113,22 @@ class PodBuilder {
     pod_.meta.annotations[std::string(key)] = std::string(value);
     return *this;
   }
+  PodBuilder& NodeSelector(std::string_view key, std::string_view value) {
+    pod_.spec.node_selector[std::string(key)] = std::string(value);
+    return *this;
+  }
+  PodBuilder& Tolerate(muster::Toleration toleration) {
+    pod_.spec.tolerations.push_back(std::move(toleration));
+    return *this;
+  }
+  // Adds a requiredDuringSchedulingIgnoredDuringExecution term (terms are ORed).
+  PodBuilder& RequiredNodeTerm(NodeSelectorTerm term) {
+    if (!pod_.spec.affinity) pod_.spec.affinity.emplace();
+    std::optional<NodeAffinity>& affinity = pod_.spec.affinity->node_affinity;
+    if (!affinity) affinity.emplace();
+    affinity->required.push_back(std::move(term));
+    return *this;
+  }
 
   Pod Build() const { return pod_; }
   Pod Obj() const { return pod_; }
@@ -192,6 +209,10 @@ class PodGroupBuilder {
   }
   PodGroupBuilder& MinMember(int32_t n) {
     pg_.spec.min_member = n;
+    return *this;
+  }
+  PodGroupBuilder& MinTaskMember(std::string task, int32_t n) {
+    pg_.spec.min_task_member[std::move(task)] = n;
     return *this;
   }
   PodGroupBuilder& Queue(std::string queue) {

@@ -1,0 +1,680 @@
+#include "extender/gang_controller.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "kube/client/client.h"
+#include "kube/codec/core_codec.h"
+#include "kube/codec/json.h"
+#include "kube/codec/volcano_codec.h"
+
+namespace muster::extender {
+namespace {
+
+using gang::MemberState;
+
+const kube::ResourceRef& PodGroupsRef() {
+  static const kube::ResourceRef ref{
+      .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
+  return ref;
+}
+
+std::string_view NameOf(std::string_view key) { return key.substr(key.find('/') + 1); }
+
+gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
+  gang::Member m{.pod = pod, .terminating = pod->meta.deletion_timestamp.has_value()};
+  if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") {
+    m.state = pod->status.phase == "Succeeded" ? MemberState::kSucceeded : MemberState::kFailed;
+    m.node = pod->spec.node_name;
+  } else if (!pod->spec.node_name.empty()) {
+    m.state = MemberState::kBound;
+    m.node = pod->spec.node_name;
+  } else if (std::optional<Placement> at = state.PlacementOf(pod->meta.uid); at && at->assumed) {
+    m.state = MemberState::kReserved;
+    m.node = at->node;
+  }
+  return m;
+}
+
+// The placement a bound member's Binding persisted, if any member has one.
+std::map<std::string, std::string> PersistedPlan(const std::vector<gang::Member>& members) {
+  for (const gang::Member& m : members) {
+    if (m.state == MemberState::kPending || m.state == MemberState::kReserved) continue;
+    auto it = m.pod->meta.annotations.find(std::string(kAnnotationGangPlan));
+    if (it == m.pod->meta.annotations.end()) continue;
+    StatusOr<GangPlacement> plan = kube::DecodeGangPlacement(it->second);
+    if (plan.ok()) return plan->members;
+    spdlog::warn("gang: pod {}: {}", m.pod->meta.Key(), plan.status().ToString());
+  }
+  return {};
+}
+
+gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
+                  const ClusterState& state) {
+  gang::Gang g{.key = group.meta.Key(),
+               .spec = group.spec,
+               .created = group.meta.creation_timestamp,
+               .phase = group.status.phase};
+  if (pods != nullptr) {
+    for (const auto& [uid, pod] : *pods) {
+      g.members.push_back(MemberOf(pod, state));
+      g.priority = std::max(g.priority, pod->spec.priority.value_or(0));
+    }
+  }
+  std::sort(g.members.begin(), g.members.end(), [](const gang::Member& a, const gang::Member& b) {
+    return a.pod->meta.name < b.pod->meta.name;
+  });
+  const std::map<std::string, std::string> plan = PersistedPlan(g.members);
+  for (gang::Member& m : g.members) {
+    if (m.state != MemberState::kPending) continue;
+    if (auto it = plan.find(m.pod->meta.name); it != plan.end()) m.hint = it->second;
+  }
+  return g;
+}
+
+std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
+  gang::VictimCandidate v{.key = g.key, .priority = g.priority, .created = g.created};
+  for (const gang::Member& m : g.members) {
+    if (m.state != MemberState::kBound || m.terminating) continue;
+    Resources held = m.pod->EffectiveRequest();
+    held.Set(kPods, held.Get(kPods) + 1);
+    v.gpus += held.gpus();
+    v.pods.push_back({.uid = m.pod->meta.uid,
+                      .namespace_ = m.pod->meta.namespace_,
+                      .name = m.pod->meta.name,
+                      .node = m.node,
+                      .request = std::move(held)});
+  }
+  if (v.pods.empty()) return std::nullopt;
+  return v;
+}
+
+int32_t Scheduled(const gang::Gang& g) {
+  return static_cast<int32_t>(std::count_if(g.members.begin(), g.members.end(),
+                                            [](const gang::Member& m) { return m.Scheduled(); }));
+}
+
+int64_t BoundGpus(const gang::Gang& g) {
+  int64_t gpus = 0;
+  for (const gang::Member& m : g.members) {
+    if (m.state == MemberState::kBound) gpus += m.pod->EffectiveRequest().gpus();
+  }
+  return gpus;
+}
+
+bool Fits(const NodeInfo* node, const Resources& need) {
+  if (node == nullptr || !node->known()) return false;
+  for (const auto& [resource, amount] : need.entries()) {
+    if (amount > 0 && amount > node->Free(resource)) return false;
+  }
+  return true;
+}
+
+// True when every new assignment of `plan` still fits the state now, the
+// plan's own members counted together.
+bool StillFits(const ClusterState& state, const gang::GangPlan& plan) {
+  std::map<std::string, Resources> need;
+  for (const gang::Assignment& a : plan.reserve) {
+    const PodRecord* pod = state.FindPod(a.pod_uid);
+    if (pod == nullptr || !pod->node_name.empty() || pod->terminal || pod->terminating) {
+      return false;
+    }
+    Resources& on_node = need[a.node];
+    on_node += pod->request;
+    on_node.Set(kPods, on_node.Get(kPods) + 1);
+  }
+  for (const auto& [node, resources] : need) {
+    if (!Fits(state.FindNode(node), resources)) return false;
+  }
+  return true;
+}
+
+std::string PlacementJson(const gang::GangPlan& plan) {
+  GangPlacement placement{.pod_group = std::string(NameOf(plan.key))};
+  for (const gang::Assignment& a : plan.placement) placement.members[a.pod_name] = a.node;
+  return kube::EncodeGangPlacement(placement);
+}
+
+const gang::Wait* WaitOf(const gang::PassResult& result, std::string_view key) {
+  for (const gang::Wait& w : result.waits) {
+    if (w.key == key) return &w;
+  }
+  return nullptr;
+}
+
+bool Contains(const std::vector<std::string>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// The gang as it is after the pass: planned members reserved, expired ones
+// pending again.
+gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied) {
+  const bool expired = Contains(result.expired, g.key);
+  const gang::GangPlan* plan = nullptr;
+  for (const gang::GangPlan& p : result.plans) {
+    if (p.key == g.key) plan = &p;
+  }
+  for (gang::Member& m : g.members) {
+    if (expired && m.state == MemberState::kReserved) m.state = MemberState::kPending;
+    if (!applied || plan == nullptr) continue;
+    for (const gang::Assignment& a : plan->reserve) {
+      if (a.pod_uid == m.pod->meta.uid) {
+        m.state = MemberState::kReserved;
+        m.node = a.node;
+      }
+    }
+  }
+  return g;
+}
+
+Event GroupEvent(const PodGroup& group, std::string_view type, std::string_view reason,
+                 std::string message, Time now) {
+  Event e;
+  e.meta.namespace_ = group.meta.namespace_;
+  e.meta.generate_name = group.meta.name + ".";
+  e.involved_object = ObjectReference{.api_version = "scheduling.volcano.sh/v1beta1",
+                                      .kind = "PodGroup",
+                                      .namespace_ = group.meta.namespace_,
+                                      .name = group.meta.name,
+                                      .uid = group.meta.uid};
+  e.reason = std::string(reason);
+  e.message = std::move(message);
+  e.type = std::string(type);
+  e.source_component = "muster";
+  e.reporting_component = "muster";
+  e.first_timestamp = now;
+  e.last_timestamp = now;
+  e.count = 1;
+  return e;
+}
+
+std::string Summary(const std::vector<gang::Assignment>& assignments) {
+  std::map<std::string, int> per_node;
+  for (const gang::Assignment& a : assignments) ++per_node[a.node];
+  std::string out;
+  for (const auto& [node, count] : per_node) {
+    if (!out.empty()) out += ", ";
+    out += node + " x" + std::to_string(count);
+  }
+  return out;
+}
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads.
+template <typename Fn>
+void ParallelFor(size_t n, int threads, Fn&& fn) {
+  if (n == 0) return;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  const size_t extra = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1))) - 1;
+  std::vector<std::thread> pool;
+  pool.reserve(extra);
+  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+// A gang of one whose pod carries no gate goes the usual way (filter fits it
+// anywhere); only gated members wait for the controller.
+void DropUngatedPending(gang::Gang& g) {
+  std::erase_if(g.members, [](const gang::Member& m) {
+    const auto& gates = m.pod->spec.scheduling_gates;
+    return m.state == MemberState::kPending &&
+           std::find(gates.begin(), gates.end(), kGangGate) == gates.end();
+  });
+}
+
+gang::ClusterView ViewOf(const ClusterSnapshot& snapshot) {
+  gang::ClusterView view;
+  view.nodes.reserve(snapshot.node_count());
+  snapshot.ForEachNode([&](const NodeInfo& info) {
+    if (!info.known()) return;
+    view.nodes.push_back(
+        gang::NodeView{.node = info.node,
+                       .free = info.allocatable - info.allocated,
+                       .schedulable = info.node->IsReady() && !info.node->unschedulable});
+  });
+  std::sort(view.nodes.begin(), view.nodes.end(),
+            [](const gang::NodeView& a, const gang::NodeView& b) { return a.name() < b.name(); });
+  return view;
+}
+
+double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e6; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Inputs and application (pure over the state).
+
+GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time>& reserved_since,
+                           const std::map<std::string, Time>& preempting, Time now) {
+  GangInputs in;
+  const ClusterSnapshot snapshot = state.Snapshot();
+  bool needs_view = false;
+  for (const auto& [key, group] : snapshot.workloads().pod_groups()) {
+    auto pods = state.gang_pods().find(key);
+    gang::Gang g = GangOf(group, pods == state.gang_pods().end() ? nullptr : &pods->second, state);
+    if (g.spec.min_member <= 1) DropUngatedPending(g);
+    needs_view = needs_view || std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
+                   return m.state == MemberState::kPending || m.state == MemberState::kReserved;
+                 });
+    if (auto it = reserved_since.find(key); it != reserved_since.end()) {
+      g.reserved_since = it->second;
+    }
+    if (auto it = preempting.find(key); it != preempting.end()) g.preempting = it->second > now;
+    if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
+    in.gangs.push_back(std::move(g));
+    in.groups.emplace(key, group);
+  }
+  // The nodes only matter when some gang has members to place (or
+  // reservations to keep): the passes between cost no copy of 1000 nodes.
+  if (needs_view) in.view = ViewOf(snapshot);
+  return in;
+}
+
+std::string RemoveGatePatch(size_t index, std::string_view gate) {
+  const std::string path = "/spec/schedulingGates/" + std::to_string(index);
+  kube::JsonWriter w;
+  w.StartArray();
+  w.StartObject();
+  w.StringField("op", "test");
+  w.StringField("path", path + "/name");
+  w.StringField("value", gate);
+  w.EndObject();
+  w.StartObject();
+  w.StringField("op", "remove");
+  w.StringField("path", path);
+  w.EndObject();
+  w.EndArray();
+  return w.TakeString();
+}
+
+std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,
+                                   const gang::PassResult& result, Duration reservation_ttl) {
+  for (const std::string& key : result.expired) {
+    for (const gang::Gang& g : inputs.gangs) {
+      if (g.key != key) continue;
+      for (const gang::Member& m : g.members) {
+        if (m.state == MemberState::kReserved) state.Forget(m.pod->meta.uid, m.node);
+      }
+    }
+    state.SetGangPlan(key, "");
+  }
+  std::vector<std::string> applied;
+  for (const gang::GangPlan& plan : result.plans) {
+    // An expired gang waits a pass: the capacity it let go goes to the gangs
+    // behind it first, and members that could not claim their nodes (an
+    // in-tree filter muster does not model, say) are not sent back at once.
+    if (Contains(result.expired, plan.key) || !StillFits(state, plan)) continue;
+    for (const gang::Assignment& a : plan.reserve) {
+      state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl);
+    }
+    state.SetGangPlan(plan.key, PlacementJson(plan));
+    applied.push_back(plan.key);
+  }
+  return applied;
+}
+
+// ---------------------------------------------------------------------------
+// The controller.
+
+struct GangController::Memory {
+  std::map<std::string, Time> reserved_since;     // gang key -> last progress
+  std::map<std::string, int32_t> scheduled;       // gang key -> scheduled at the last pass
+  std::map<std::string, Time> preempting;         // gang key -> no new eviction before
+  std::map<std::string, Time> admitted_at;        // gang key -> admission, until minMember bound
+  std::set<std::string> started;                  // gangs that reached minMember once
+  std::map<std::string, std::string> woken;       // pod uid -> node it was woken/ungated for
+  std::map<std::string, PodGroupStatus> written;  // gang key -> status last written
+  std::optional<Time> last_pass;
+  uint64_t last_generation = ~uint64_t{0};
+};
+
+struct GangController::Metrics {
+  prometheus::Histogram* wait = nullptr;
+  prometheus::Counter* partial_gpu_seconds = nullptr;
+  prometheus::Counter* made = nullptr;
+  prometheus::Counter* expired = nullptr;
+  prometheus::Counter* evictions = nullptr;
+  prometheus::Counter* preemptions = nullptr;
+  std::map<std::string, prometheus::Gauge*, std::less<>> phases;
+};
+
+GangController::GangController(ClusterAccess* cluster, kube::Client* client, const Clock& clock,
+                               GangControllerOptions options, prometheus::Registry* registry)
+    : cluster_(cluster),
+      client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      memory_(std::make_unique<Memory>()),
+      metrics_(std::make_unique<Metrics>()) {
+  if (registry == nullptr) return;
+  metrics_->wait = &prometheus::BuildHistogram()
+                        .Name("muster_gang_wait_seconds")
+                        .Help("Gang admission to minMember members bound.")
+                        .Register(*registry)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{
+                                     0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600});
+  metrics_->partial_gpu_seconds =
+      &prometheus::BuildCounter()
+           .Name("muster_gang_partial_gpu_seconds_total")
+           .Help("GPU-seconds held by bound members of gangs below minMember (should stay 0).")
+           .Register(*registry)
+           .Add({});
+  auto& reservations = prometheus::BuildCounter()
+                           .Name("muster_gang_reservations_total")
+                           .Help("Whole-gang reservations, by outcome.")
+                           .Register(*registry);
+  metrics_->made = &reservations.Add({{"outcome", "made"}});
+  metrics_->expired = &reservations.Add({{"outcome", "expired"}});
+  auto& preemption = prometheus::BuildCounter()
+                         .Name("muster_gang_preemptions_total")
+                         .Help("Gang preemptions started (victim sets chosen).")
+                         .Register(*registry);
+  metrics_->preemptions = &preemption.Add({});
+  metrics_->evictions = &prometheus::BuildCounter()
+                             .Name("muster_gang_evictions_total")
+                             .Help("Pods evicted as preemption victims.")
+                             .Register(*registry)
+                             .Add({});
+  auto& phases =
+      prometheus::BuildGauge().Name("muster_gangs").Help("PodGroups by phase.").Register(*registry);
+  for (std::string_view phase : {kPodGroupPending, kPodGroupInqueue, kPodGroupRunning,
+                                 kPodGroupCompleted, kPodGroupUnknown}) {
+    metrics_->phases[std::string(phase)] = &phases.Add({{"phase", std::string(phase)}});
+  }
+}
+
+GangController::~GangController() { Stop(); }
+
+void GangController::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void GangController::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void GangController::Loop() {
+  while (!stop_) {
+    std::this_thread::sleep_for(options_.poll_interval);
+    if (ShouldRun(clock_.Now())) RunPass();
+  }
+}
+
+bool GangController::ShouldRun(Time now) {
+  uint64_t generation = 0;
+  cluster_->Exclusive([&](ClusterState& state) {
+    generation =
+        state.generation() + state.gang_generation() + state.workloads().View().generation();
+  });
+  if (generation != memory_->last_generation) return true;
+  return !memory_->last_pass || now - *memory_->last_pass >= options_.resync_interval;
+}
+
+void GangController::RunPass() {
+  const Time now = clock_.Now();
+  GangInputs inputs;
+  cluster_->Exclusive([&](ClusterState& state) {
+    memory_->last_generation =
+        state.generation() + state.gang_generation() + state.workloads().View().generation();
+    inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, now);
+  });
+  const gang::PassResult result =
+      gang::RunPass(inputs.view, inputs.gangs, inputs.victims, now, options_.pass);
+  std::vector<std::string> applied;
+  const Duration ttl = options_.pass.reservation_timeout * 2;
+  cluster_->Exclusive(
+      [&](ClusterState& state) { applied = ApplyPass(state, inputs, result, ttl); });
+  GangWrites writes = Writes(inputs, result, applied, now);
+  Account(inputs, now);
+  Execute(std::move(writes));
+}
+
+GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResult& result,
+                                  const std::vector<std::string>& applied, Time now) {
+  GangWrites out;
+  Memory& mem = *memory_;
+  std::set<std::string> reserved_uids;
+  std::string debug = "[";
+  for (const gang::Gang& before : inputs.gangs) {
+    const bool was_applied = Contains(applied, before.key);
+    const gang::Gang g = AfterPass(before, result, was_applied);
+    const PodGroup& group = inputs.groups.at(g.key);
+    // Progress: a reservation made, or a member bound since the last pass.
+    const int32_t scheduled = Scheduled(g);
+    const bool has_reserved = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
+      return m.state == MemberState::kReserved;
+    });
+    if (!has_reserved) {
+      mem.reserved_since.erase(g.key);
+    } else if (was_applied || scheduled != mem.scheduled[g.key] ||
+               !mem.reserved_since.count(g.key)) {
+      mem.reserved_since[g.key] = now;
+    }
+    mem.scheduled[g.key] = scheduled;
+    // Wake the reserved members: lift the gate, or touch the pod.
+    for (const gang::Member& m : g.members) {
+      if (m.state != MemberState::kReserved) continue;
+      reserved_uids.insert(m.pod->meta.uid);
+      std::string& woken = mem.woken[m.pod->meta.uid];
+      if (woken == m.node) continue;
+      woken = m.node;
+      const auto& gates = m.pod->spec.scheduling_gates;
+      auto gate = std::find(gates.begin(), gates.end(), kGangGate);
+      GangWrites::PodPatch patch{.namespace_ = m.pod->meta.namespace_, .name = m.pod->meta.name};
+      if (gate != gates.end()) {
+        patch.json_patch = true;
+        patch.body = RemoveGatePatch(static_cast<size_t>(gate - gates.begin()), kGangGate);
+      } else {
+        patch.body = R"({"metadata":{"annotations":{")" + std::string(kAnnotationReservedNode) +
+                     R"(":")" + m.node + R"("}}})";
+      }
+      out.pod_patches.push_back(std::move(patch));
+    }
+    // Status and events.
+    const gang::Wait* wait = WaitOf(result, g.key);
+    const bool admitted = Contains(result.admitted, g.key) || was_applied;
+    PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, now);
+    auto written = mem.written.find(g.key);
+    if (!(status == group.status) &&
+        (written == mem.written.end() || !(written->second == status))) {
+      out.statuses.push_back({group.meta.namespace_, group.meta.name, status});
+      mem.written[g.key] = status;
+    }
+    if (was_applied) {
+      for (const gang::GangPlan& p : result.plans) {
+        if (p.key != g.key) continue;
+        out.events.push_back(GroupEvent(
+            group, "Normal", "GangReserved",
+            "reserved " + std::to_string(p.reserve.size()) + " members: " + Summary(p.reserve),
+            now));
+      }
+    }
+    if (Contains(result.expired, g.key)) {
+      out.events.push_back(GroupEvent(
+          group, "Warning", "GangReservationExpired",
+          "members did not bind within " + FormatGoDuration(options_.pass.reservation_timeout) +
+              " of the last progress: unclaimed reservations released, the gang is planned again",
+          now));
+    }
+    // The wait clock: admission to minMember scheduled.
+    const bool inqueue_or_more = status.phase != kPodGroupPending;
+    if (inqueue_or_more && !mem.started.count(g.key) && !mem.admitted_at.count(g.key)) {
+      mem.admitted_at[g.key] = now;
+    }
+    if (scheduled >= std::max(g.spec.min_member, 1) && !mem.started.count(g.key)) {
+      mem.started.insert(g.key);
+      if (auto at = mem.admitted_at.find(g.key); at != mem.admitted_at.end()) {
+        if (metrics_->wait != nullptr) metrics_->wait->Observe(ToSeconds(now - at->second));
+        mem.admitted_at.erase(at);
+      }
+    }
+    if (debug.size() > 1) debug += ",";
+    kube::JsonWriter w;
+    w.StartObject();
+    w.StringField("podGroup", g.key);
+    w.StringField("phase", status.phase);
+    w.IntField("minMember", g.spec.min_member);
+    w.IntField("members", static_cast<int64_t>(g.members.size()));
+    w.IntField("scheduled", scheduled);
+    w.IntField("reserved", static_cast<int64_t>(std::count_if(
+                               g.members.begin(), g.members.end(),
+                               [](const auto& m) { return m.state == MemberState::kReserved; })));
+    w.IntField("priority", g.priority);
+    if (wait != nullptr) {
+      w.StringField("waitReason", wait->reason);
+      w.StringField("waitMessage", wait->message);
+    }
+    w.EndObject();
+    debug += w.TakeString();
+  }
+  debug += "]";
+  // Forget what belongs to pods no longer reserved.
+  for (auto it = mem.woken.begin(); it != mem.woken.end();) {
+    it = reserved_uids.count(it->first) ? std::next(it) : mem.woken.erase(it);
+  }
+  // Preemption.
+  if (result.preemption.has_value()) {
+    const gang::Preemption& p = *result.preemption;
+    mem.preempting[p.preemptor] = now + options_.preemption_grace;
+    std::string victims;
+    for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
+    if (auto it = inputs.groups.find(p.preemptor); it != inputs.groups.end()) {
+      out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempting",
+                                      "evicting whole lower-priority gangs: " + victims, now));
+    }
+    for (const std::string& v : p.victims) {
+      if (auto it = inputs.groups.find(v); it != inputs.groups.end()) {
+        out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempted",
+                                        "evicted whole for higher-priority gang " + p.preemptor,
+                                        now));
+      }
+    }
+    for (const auto& pod : p.pods) out.evictions.push_back({pod.namespace_, pod.name, pod.uid});
+    if (metrics_->preemptions != nullptr) metrics_->preemptions->Increment();
+  }
+  for (auto it = mem.preempting.begin(); it != mem.preempting.end();) {
+    it = it->second <= now ? mem.preempting.erase(it) : std::next(it);
+  }
+  if (metrics_->made != nullptr) {
+    metrics_->made->Increment(static_cast<double>(applied.size()));
+    metrics_->expired->Increment(static_cast<double>(result.expired.size()));
+  }
+  {
+    std::lock_guard<std::mutex> lock(debug_mu_);
+    debug_json_ = std::move(debug);
+  }
+  return out;
+}
+
+void GangController::Account(const GangInputs& inputs, Time now) {
+  Memory& mem = *memory_;
+  const double dt = mem.last_pass ? ToSeconds(now - *mem.last_pass) : 0;
+  mem.last_pass = now;
+  std::map<std::string, int64_t, std::less<>> phases;
+  for (const gang::Gang& g : inputs.gangs) {
+    const int32_t scheduled = Scheduled(g);
+    if (scheduled > 0 && scheduled < g.spec.min_member && metrics_->partial_gpu_seconds) {
+      metrics_->partial_gpu_seconds->Increment(dt * static_cast<double>(BoundGpus(g)));
+    }
+    auto written = mem.written.find(g.key);
+    const std::string& phase =
+        written != mem.written.end() ? written->second.phase : inputs.groups.at(g.key).status.phase;
+    ++phases[phase.empty() ? std::string(kPodGroupPending) : phase];
+  }
+  for (auto& [phase, gauge] : metrics_->phases) {
+    auto it = phases.find(phase);
+    gauge->Set(it == phases.end() ? 0 : static_cast<double>(it->second));
+  }
+  // Drop the memory of gangs that are gone.
+  std::set<std::string> keys;
+  for (const gang::Gang& g : inputs.gangs) keys.insert(g.key);
+  for (auto* m : {&mem.scheduled}) {
+    for (auto it = m->begin(); it != m->end();)
+      it = keys.count(it->first) ? std::next(it) : m->erase(it);
+  }
+  for (auto* m : {&mem.reserved_since, &mem.admitted_at}) {
+    for (auto it = m->begin(); it != m->end();)
+      it = keys.count(it->first) ? std::next(it) : m->erase(it);
+  }
+  for (auto it = mem.written.begin(); it != mem.written.end();) {
+    it = keys.count(it->first) ? std::next(it) : mem.written.erase(it);
+  }
+  for (auto it = mem.started.begin(); it != mem.started.end();) {
+    it = keys.count(*it) ? std::next(it) : mem.started.erase(it);
+  }
+}
+
+void GangController::Execute(GangWrites writes) {
+  if (client_ == nullptr) return;
+  const size_t patches = writes.pod_patches.size();
+  const size_t statuses = writes.statuses.size();
+  const size_t events = writes.events.size();
+  const size_t evictions = writes.evictions.size();
+  std::atomic<int64_t> evicted{0};
+  // Gates first: they decide how soon the gang starts.
+  ParallelFor(patches + statuses + events + evictions, options_.io_parallelism, [&](size_t i) {
+    if (i < patches) {
+      const GangWrites::PodPatch& p = writes.pod_patches[i];
+      StatusOr<std::string> r =
+          client_->Patch(kube::ResourceRef::Core("pods", p.namespace_, p.name),
+                         p.json_patch ? kube::PatchType::kJson : kube::PatchType::kMerge, p.body);
+      if (!r.ok())
+        spdlog::warn("gang: waking pod {}/{}: {}", p.namespace_, p.name, r.status().ToString());
+      return;
+    }
+    i -= patches;
+    if (i < statuses) {
+      const GangWrites::GroupStatus& s = writes.statuses[i];
+      StatusOr<std::string> r =
+          client_->Patch(PodGroupsRef().WithNamespace(s.namespace_).WithName(s.name),
+                         kube::PatchType::kMerge, kube::EncodePodGroupStatusPatch(s.status));
+      if (!r.ok()) {
+        spdlog::warn("gang: status of PodGroup {}/{}: {}", s.namespace_, s.name,
+                     r.status().ToString());
+      }
+      return;
+    }
+    i -= statuses;
+    if (i < events) {
+      const Event& e = writes.events[i];
+      StatusOr<std::string> r = client_->Create(
+          kube::ResourceRef::Core("events", e.meta.namespace_), kube::EncodeEvent(e));
+      if (!r.ok()) spdlog::warn("gang: event {}: {}", e.reason, r.status().ToString());
+      return;
+    }
+    i -= events;
+    const GangWrites::Evict& v = writes.evictions[i];
+    Eviction eviction{.meta = {.name = v.name, .namespace_ = v.namespace_},
+                      .precondition_uid = v.uid};
+    StatusOr<std::string> r = client_->Evict(v.namespace_, v.name, kube::EncodeEviction(eviction));
+    if (r.ok()) {
+      ++evicted;
+    } else {
+      spdlog::warn("gang: evicting {}/{}: {}", v.namespace_, v.name, r.status().ToString());
+    }
+  });
+  if (metrics_->evictions != nullptr) metrics_->evictions->Increment(static_cast<double>(evicted));
+  if (patches + evictions > 0) {
+    spdlog::info("gang: {} pods woken, {} statuses, {} events, {}/{} evicted", patches, statuses,
+                 events, evicted.load(), evictions);
+  }
+}
+
+std::string GangController::DebugJson() const {
+  std::lock_guard<std::mutex> lock(debug_mu_);
+  return debug_json_;
+}
+
+}  // namespace muster::extender

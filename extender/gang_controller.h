@@ -1,0 +1,159 @@
+// GangController: carries out gang/'s decisions on the live cluster.
+//
+// Each pass (RunPass):
+//   1. inputs  - under the cache lock, the nodes' free capacity and every
+//                PodGroup with its member pods (BuildGangInputs);
+//   2. decide  - gang::RunPass, outside the lock (pure);
+//   3. reserve - under the lock again: each planned member is Assume()d on
+//                its node (so filter pins it there and no other pod can take
+//                the capacity) and the gang's placement is kept for bind's
+//                muster.io/gang-plan annotation; a plan whose capacity went
+//                to someone else meanwhile is dropped whole and retried;
+//                expired reservations are forgotten;
+//   4. act     - API writes, several at a time: lift the muster.io/gang
+//                scheduling gate of reserved members, or touch ungated ones
+//                (an annotation) so kube-scheduler retries them now rather
+//                than after its unschedulable flush; PodGroup status; Events;
+//                evictions of preemption victims (Eviction API: PDBs apply).
+//
+// A pass runs when the cache changed (polled every poll_interval) and at
+// least every resync_interval (timeouts, status, metrics).
+//
+// Restart safety: reservations live in the cache only. A restarted extender
+// re-plans every gang; members of a gang with a bound member are steered to
+// the nodes of the muster.io/gang-plan annotation that bound member carries.
+//
+// Thread-safety: RunPass() must not run concurrently with itself; Run() calls
+// it from one thread. Debug() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "extender/cluster_state.h"
+#include "gang/gang.h"
+#include "model/api_objects.h"
+#include "model/clock.h"
+
+namespace muster::kube {
+class Client;
+}  // namespace muster::kube
+
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
+namespace muster::extender {
+
+// The scheduling gate muster's reconciler (or the user) puts on gang members;
+// muster lifts it once the gang is reserved.
+inline constexpr std::string_view kGangGate = "muster.io/gang";
+// Set on an ungated member when it is reserved (the node): the update makes
+// kube-scheduler retry the pod at once.
+inline constexpr std::string_view kAnnotationReservedNode = "muster.io/reserved-node";
+
+struct GangControllerOptions {
+  gang::PassConfig pass;
+  std::chrono::milliseconds poll_interval{10};
+  std::chrono::milliseconds resync_interval{1000};
+  // A gang that evicted victims does not evict again before this.
+  std::chrono::seconds preemption_grace{30};
+  int io_parallelism = 16;  // API writes in flight per pass
+};
+
+// What gang/ needs, read from the cache.
+struct GangInputs {
+  gang::ClusterView view;
+  std::vector<gang::Gang> gangs;
+  std::vector<gang::VictimCandidate> victims;
+  std::map<std::string, PodGroup> groups;  // by gang key, as the watch saw them
+};
+
+// Builds the inputs from `state`. `reserved_since` and `preempting` are the
+// controller's memory of each gang (by key).
+GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time>& reserved_since,
+                           const std::map<std::string, Time>& preempting, Time now);
+
+// The API writes a pass decided (what step 4 carries out).
+struct GangWrites {
+  struct PodPatch {
+    std::string namespace_;
+    std::string name;
+    bool json_patch = false;  // JSON patch (gate removal), else merge patch
+    std::string body;
+  };
+  struct GroupStatus {
+    std::string namespace_;
+    std::string name;
+    PodGroupStatus status;
+  };
+  struct Evict {
+    std::string namespace_;
+    std::string name;
+    std::string uid;
+  };
+  std::vector<PodPatch> pod_patches;
+  std::vector<GroupStatus> statuses;
+  std::vector<Event> events;
+  std::vector<Evict> evictions;
+};
+
+// The JSON patch that removes gate `gate` at `index` of a pod's
+// spec.schedulingGates, guarded by a test so a list changed meanwhile
+// fails the patch rather than removing another gate.
+std::string RemoveGatePatch(size_t index, std::string_view gate);
+
+// Applies a pass's plans and expiries to `state` (step 3). Returns the keys
+// of the gangs whose plan was applied; a plan whose member no longer fits
+// its node (checked against the state now) is skipped whole.
+std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,
+                                   const gang::PassResult& result, Duration reservation_ttl);
+
+class GangController {
+ public:
+  // `cluster`, `client` and `clock` must outlive the controller. `client`
+  // may be null (tests): nothing is written to the API then. The metrics
+  // go to `registry` when it is not null.
+  GangController(ClusterAccess* cluster, kube::Client* client, const Clock& clock,
+                 GangControllerOptions options, prometheus::Registry* registry);
+  ~GangController();
+  GangController(const GangController&) = delete;
+  GangController& operator=(const GangController&) = delete;
+
+  // One pass, whether or not anything changed.
+  void RunPass();
+  // Starts the loop thread; Stop() (or the destructor) ends it.
+  void Start();
+  void Stop();
+
+  // Per gang: phase, members, wait reason; for /debug/state (JSON).
+  std::string DebugJson() const;
+
+ private:
+  struct Memory;  // what the controller remembers between passes
+  struct Metrics;
+  void Loop();
+  bool ShouldRun(Time now);
+  GangWrites Writes(const GangInputs& inputs, const gang::PassResult& result,
+                    const std::vector<std::string>& applied, Time now);
+  void Account(const GangInputs& inputs, Time now);
+  void Execute(GangWrites writes);
+
+  ClusterAccess* const cluster_;
+  kube::Client* const client_;
+  const Clock& clock_;
+  const GangControllerOptions options_;
+  std::unique_ptr<Memory> memory_;
+  std::unique_ptr<Metrics> metrics_;
+  mutable std::mutex debug_mu_;
+  std::string debug_json_ = "[]";
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace muster::extender

@@ -1,0 +1,284 @@
+// The gang controller over a real cache and pipeline (no API client): what a
+// pass reserves, what filter and bind then answer, and what a restarted
+// extender rebuilds from the Binding annotations.
+#include "extender/gang_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "extender/metrics.h"
+#include "extender/pipeline.h"
+#include "extender/testing/golden.h"
+#include "extender/testing/metrics_text.h"
+#include "kube/codec/extender_types.h"
+#include "kube/codec/volcano_codec.h"
+#include "model/testing/builders.h"
+
+namespace muster::extender {
+namespace {
+
+using fixture::FilterArgs;
+using fixture::TestCluster;
+using test::MakeNode;
+using test::MakePod;
+using test::MakePodGroup;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+using namespace std::chrono_literals;
+
+// `n` nodes gpu-0 .. gpu-<n-1> of 8 GPUs.
+void AddNodes(TestCluster& cluster, int n) {
+  for (int i = 0; i < n; ++i) {
+    cluster.Add(MakeNode("gpu-" + std::to_string(i)).Cpu("64").Memory("512Gi").Gpu(8).Pods(110));
+  }
+}
+
+std::string MemberName(std::string_view group, int i) {
+  return std::string(group) + "-" + std::to_string(i);
+}
+
+// PodGroup ml/<group> with minMember `members`, and its pods of `gpus` each.
+void AddGang(TestCluster& cluster, std::string_view group, int members, int gpus,
+             int priority = 0) {
+  cluster.Add(MakePodGroup(std::string(group)).Namespace("ml").MinMember(members));
+  for (int i = 0; i < members; ++i) {
+    const std::string name = MemberName(group, i);
+    cluster.Add(MakePod(name)
+                    .Namespace("ml")
+                    .Uid("uid-" + name)
+                    .Group(group)
+                    .Priority(priority)
+                    .Cpu("1")
+                    .Gpu(gpus));
+  }
+}
+
+std::optional<Placement> PlacementOf(TestCluster& cluster, std::string_view pod) {
+  std::optional<Placement> placement;
+  cluster.With(
+      [&](ClusterState& state) { placement = state.PlacementOf("uid-" + std::string(pod)); });
+  return placement;
+}
+
+int ReservedMembers(TestCluster& cluster, std::string_view group, int members) {
+  int reserved = 0;
+  for (int i = 0; i < members; ++i) {
+    std::optional<Placement> p = PlacementOf(cluster, MemberName(group, i));
+    reserved += p.has_value() && p->assumed ? 1 : 0;
+  }
+  return reserved;
+}
+
+kube::ExtenderFilterResult Filter(TestCluster& cluster, std::string_view pod_name,
+                                  std::vector<std::string> nodes) {
+  Pod pod = MakePod(std::string(pod_name)).Namespace("ml").Uid("uid-" + std::string(pod_name));
+  pod.meta.annotations[std::string(kGroupNameAnnotation)] =
+      std::string(pod_name.substr(0, pod_name.rfind('-')));
+  StatusOr<kube::ExtenderFilterResult> result = kube::DecodeExtenderFilterResult(
+      cluster.pipeline.Filter(FilterArgs(pod, std::move(nodes))).body);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : kube::ExtenderFilterResult{};
+}
+
+BindPlan Bind(TestCluster& cluster, std::string_view pod, std::string_view node) {
+  kube::ExtenderBindingArgs args{.pod_name = std::string(pod),
+                                 .pod_namespace = "ml",
+                                 .pod_uid = "uid-" + std::string(pod),
+                                 .node = std::string(node)};
+  return cluster.pipeline.ReserveBind(kube::EncodeExtenderBindingArgs(args));
+}
+
+GangController MakeController(TestCluster& cluster, GangControllerOptions options = {}) {
+  return GangController(&cluster.cache, /*client=*/nullptr, cluster.clock, options,
+                        /*registry=*/nullptr);
+}
+
+// Two gangs that each need the whole cluster (the deadlock of Volcano #3373
+// under a pod-by-pod scheduler): one is reserved whole, the other not at all.
+TEST(GangControllerTest, ReservesOneWholeGangNeverTwoHalves) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  AddGang(cluster, "a", 16, 1);
+  AddGang(cluster, "b", 16, 1);
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+  const int a = ReservedMembers(cluster, "a", 16);
+  const int b = ReservedMembers(cluster, "b", 16);
+  EXPECT_EQ(a + b, 16);
+  EXPECT_TRUE((a == 16) != (b == 16)) << "a=" << a << " b=" << b;
+  cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
+  // A second pass changes nothing.
+  controller.RunPass();
+  EXPECT_EQ(ReservedMembers(cluster, "a", 16) + ReservedMembers(cluster, "b", 16), 16);
+}
+
+TEST(GangControllerTest, FilterPinsReservedMembersAndHoldsTheOthers) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  AddGang(cluster, "a", 16, 1);
+  AddGang(cluster, "b", 16, 1);
+  MakeController(cluster).RunPass();
+  const bool a_first = ReservedMembers(cluster, "a", 16) == 16;
+  const std::string placed = a_first ? "a-3" : "b-3";
+  const std::string waiting = a_first ? "b-3" : "a-3";
+  const std::string node = PlacementOf(cluster, placed)->node;
+
+  const kube::ExtenderFilterResult pinned = Filter(cluster, placed, {"gpu-0", "gpu-1"});
+  EXPECT_THAT(*pinned.node_names, ElementsAre(node));
+  EXPECT_EQ(pinned.failed_and_unresolvable_nodes.size(), 1u);
+
+  const kube::ExtenderFilterResult held = Filter(cluster, waiting, {"gpu-0", "gpu-1"});
+  EXPECT_THAT(*held.node_names, IsEmpty());
+  ASSERT_EQ(held.failed_and_unresolvable_nodes.size(), 2u);
+  EXPECT_THAT(held.failed_and_unresolvable_nodes.begin()->second,
+              ::testing::HasSubstr("waits until all its members can be placed together"));
+}
+
+TEST(GangControllerTest, BindsOnlyOntoTheReservationAndPersistsTheWholePlan) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  AddGang(cluster, "a", 4, 4);  // 16 GPUs: both nodes full
+  MakeController(cluster).RunPass();
+  const std::string node = PlacementOf(cluster, "a-0")->node;
+  const std::string other = node == "gpu-0" ? "gpu-1" : "gpu-0";
+
+  const BindPlan elsewhere = Bind(cluster, "a-0", other);
+  EXPECT_EQ(elsewhere.action, BindAction::kReject);
+  EXPECT_EQ(elsewhere.code, kReasonGangWaiting);
+
+  const BindPlan plan = Bind(cluster, "a-0", node);
+  ASSERT_EQ(plan.action, BindAction::kPost) << plan.error;
+  const auto& annotations = plan.binding.meta.annotations;
+  ASSERT_EQ(annotations.count(std::string(kAnnotationGangPlan)), 1u);
+  StatusOr<GangPlacement> persisted =
+      kube::DecodeGangPlacement(annotations.at(std::string(kAnnotationGangPlan)));
+  ASSERT_TRUE(persisted.ok()) << persisted.status();
+  EXPECT_EQ(persisted->pod_group, "a");
+  ASSERT_EQ(persisted->members.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const std::string member = MemberName("a", i);
+    EXPECT_EQ(persisted->members[member], PlacementOf(cluster, member)->node) << member;
+  }
+}
+
+TEST(GangControllerTest, AMemberOfAnUnreservedGangIsNeverBound) {
+  TestCluster cluster;
+  AddNodes(cluster, 1);
+  AddGang(cluster, "big", 3, 4);  // 12 GPUs on 8: never reserved
+  MakeController(cluster).RunPass();
+  EXPECT_EQ(ReservedMembers(cluster, "big", 3), 0);
+  const BindPlan plan = Bind(cluster, "big-0", "gpu-0");
+  EXPECT_EQ(plan.action, BindAction::kReject);
+  EXPECT_EQ(plan.code, kReasonGangWaiting);
+}
+
+// A restarted extender has no reservations; a bound member's Binding
+// annotation says where its predecessor placed the others.
+TEST(GangControllerTest, RestartRebuildsReservationsFromABoundMembersPlan) {
+  TestCluster cluster;
+  AddNodes(cluster, 4);
+  cluster.Add(MakePodGroup("r").Namespace("ml").MinMember(3));
+  const GangPlacement plan{.pod_group = "r",
+                           .members = {{"r-0", "gpu-3"}, {"r-1", "gpu-2"}, {"r-2", "gpu-3"}}};
+  cluster.Add(MakePod("r-0")
+                  .Namespace("ml")
+                  .Uid("uid-r-0")
+                  .Group("r")
+                  .Gpu(4)
+                  .NodeName("gpu-3")
+                  .Phase("Running")
+                  .Annotation(kAnnotationGangPlan, kube::EncodeGangPlacement(plan)));
+  for (const char* name : {"r-1", "r-2"}) {
+    cluster.Add(MakePod(name).Namespace("ml").Uid(std::string("uid-") + name).Group("r").Gpu(4));
+  }
+  MakeController(cluster).RunPass();
+  ASSERT_TRUE(PlacementOf(cluster, "r-1").has_value());
+  EXPECT_EQ(PlacementOf(cluster, "r-1")->node, "gpu-2");
+  ASSERT_TRUE(PlacementOf(cluster, "r-2").has_value());
+  EXPECT_EQ(PlacementOf(cluster, "r-2")->node, "gpu-3");
+}
+
+TEST(GangControllerTest, UnclaimedReservationsExpireAndFreeTheCapacity) {
+  TestCluster cluster;
+  AddNodes(cluster, 1);
+  AddGang(cluster, "slow", 2, 4);
+  GangControllerOptions options;
+  options.pass.reservation_timeout = 30s;
+  GangController controller = MakeController(cluster, options);
+  controller.RunPass();
+  ASSERT_EQ(ReservedMembers(cluster, "slow", 2), 2);
+  cluster.clock.Advance(10s);
+  controller.RunPass();
+  EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 2) << "within the timeout";
+  cluster.clock.Advance(25s);
+  controller.RunPass();
+  EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 0) << "released after 30s without progress";
+  cluster.With([](ClusterState& state) {
+    EXPECT_EQ(state.FindNode("gpu-0")->allocated.gpus(), 0);
+    EXPECT_EQ(state.GangPlanOf("ml/slow"), nullptr);
+  });
+  controller.RunPass();
+  EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 2) << "planned again on the next pass";
+}
+
+TEST(GangControllerTest, RemoveGatePatchTestsTheGateFirst) {
+  EXPECT_EQ(RemoveGatePatch(1, kGangGate),
+            R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"
+            R"({"op":"remove","path":"/spec/schedulingGates/1"}])");
+}
+
+TEST(GangControllerTest, DebugJsonExplainsWaitingGangs) {
+  TestCluster cluster;
+  AddNodes(cluster, 1);
+  AddGang(cluster, "big", 3, 4);
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+  const std::string json = controller.DebugJson();
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("podGroup":"ml/big")"));
+  EXPECT_THAT(json, ::testing::HasSubstr(R"("waitReason":"Unplaceable")"));
+  EXPECT_THAT(json, ::testing::HasSubstr("on an empty cluster"));
+}
+
+// What an operator watches: reservations made and expired, gangs by phase,
+// the admission-to-start wait, and partial-gang GPU-seconds (zero).
+TEST(GangControllerTest, MetricsCountReservationsPhasesAndWaits) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  AddGang(cluster, "a", 2, 8);
+  AddGang(cluster, "b", 2, 8);  // waits behind a
+  ExtenderMetrics metrics;
+  GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+  controller.RunPass();
+  // a's members bind 300 ms after the reservation.
+  cluster.clock.Advance(300ms);
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = MemberName("a", i);
+    cluster.Add(MakePod(name)
+                    .Namespace("ml")
+                    .Uid("uid-" + name)
+                    .Group("a")
+                    .Cpu("1")
+                    .Gpu(8)
+                    .NodeName(PlacementOf(cluster, name)->node)
+                    .Phase("Running"));
+  }
+  controller.RunPass();
+  const auto samples = fixture::ParseMetricsText(metrics.Text());
+  auto sample = [&](const std::string& name, std::map<std::string, std::string> labels = {}) {
+    return fixture::FindSample(samples, name, labels).value_or(-1);
+  };
+  EXPECT_EQ(sample("muster_gang_reservations_total", {{"outcome", "made"}}), 1);
+  EXPECT_EQ(sample("muster_gang_reservations_total", {{"outcome", "expired"}}), 0);
+  EXPECT_EQ(sample("muster_gangs", {{"phase", "Running"}}), 1);
+  EXPECT_EQ(sample("muster_gangs", {{"phase", "Inqueue"}}), 1);
+  EXPECT_EQ(sample("muster_gang_wait_seconds_count"), 1);
+  EXPECT_DOUBLE_EQ(sample("muster_gang_wait_seconds_sum"), 0.3);
+  EXPECT_EQ(sample("muster_gang_partial_gpu_seconds_total"), 0);
+}
+
+}  // namespace
+}  // namespace muster::extender

@@ -1,0 +1,260 @@
+// gang: all-or-nothing placement of PodGroups, as a pure decision over a
+// snapshot of the cluster.
+//
+// The extender's gang controller (extender/gang_controller.h) builds a
+// ClusterView and the list of Gangs from its cache, calls RunPass(), and
+// carries the decisions out: it reserves each planned member on its node
+// (an assumed placement in the cache, so no other decision can take the
+// capacity), lifts the members' scheduling gate or wakes them, and from then
+// on `filter` answers exactly the reserved node for each member. Nothing here
+// does I/O, reads a clock or keeps state between passes: the same inputs give
+// the same decisions.
+//
+// Rules (issue #5):
+//  - A gang is placed whole or not at all: a plan exists for at least
+//    `minMember` members and every task's `minTaskMember`, counting members
+//    already bound or reserved; only then are its pending members reserved,
+//    all at once. Members beyond the minimum are placed best-effort in the
+//    same plan (elastic gangs) and later, one pass at a time, as they fit.
+//  - Gangs are planned one after another in GangOrder (priority, then queue
+//    order, then age), each against the capacity the earlier ones left, so
+//    two gangs never hold partial reservations.
+//  - A gang whose members have not claimed (bound) their reservation within
+//    PassConfig::reservation_timeout of the last progress loses its unclaimed
+//    reservations and is planned again on a later pass.
+//  - Preemption: the first gang in order that cannot be placed may evict
+//    whole gangs of strictly lower priority; the victim set is the fewest
+//    GPUs, then the lowest priority, then the youngest, and minimal (no
+//    victim can be spared).
+//
+// Thread-safety: everything here is a pure function of its arguments.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "model/pod_group.h"
+#include "model/resources.h"
+#include "model/time.h"
+
+namespace muster::gang {
+
+// The annotation (then label) naming a member's task in a Volcano Job.
+inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";
+
+// ---------------------------------------------------------------------------
+// Inputs.
+
+enum class MemberState {
+  kPending,    // not bound, no reservation
+  kReserved,   // not bound, capacity reserved on `node` by an earlier pass
+  kBound,      // spec.nodeName set, not finished (Pending/Running on a node)
+  kSucceeded,  // finished with phase Succeeded
+  kFailed,     // finished with phase Failed
+};
+std::string_view MemberStateName(MemberState state);
+
+struct Member {
+  std::shared_ptr<const Pod> pod;  // never null
+  MemberState state = MemberState::kPending;
+  std::string node;  // kReserved, kBound and finished: where
+  // A node a persisted gang plan (a bound member's muster.io/gang-plan
+  // annotation) assigned to this pod: preferred when it fits, so a restarted
+  // extender re-reserves what its predecessor planned.
+  std::string hint;
+  bool terminating = false;  // deletionTimestamp set
+
+  // The task: the volcano.sh/task-spec annotation, else the label, else "".
+  std::string Task() const;
+  bool Scheduled() const {
+    return state != MemberState::kPending && state != MemberState::kReserved;
+  }
+  bool Finished() const {
+    return state == MemberState::kSucceeded || state == MemberState::kFailed;
+  }
+};
+
+struct Gang {
+  std::string key;  // "namespace/name" of the PodGroup
+  PodGroupSpec spec;
+  Time created;          // the PodGroup's creationTimestamp
+  int32_t priority = 0;  // the highest spec.priority among the members
+  // Where the queue step ranks the gang's queue: lower goes first. 0 for all
+  // until queues (issue #6) fill it in.
+  int32_t queue_rank = 0;
+  std::vector<Member> members;  // in pod-name order
+  // When the gang's current reservation was made or last progressed (a
+  // member bound); unset when it holds no reservation.
+  std::optional<Time> reserved_since;
+  // Gangs already evicting victims for this one (a preemption in flight):
+  // RunPass does not choose victims for it again.
+  bool preempting = false;
+  // The PodGroup's status.phase as last written ("" for none): a gang once
+  // Inqueue (or beyond) stays admitted.
+  std::string phase;
+};
+
+// A node as the planner sees it. A member fits a node when the node is
+// schedulable, its labels match the pod's nodeSelector and required node
+// affinity, the pod tolerates its NoSchedule/NoExecute taints, and every
+// positive entry of the pod's EffectiveRequest() (plus pods=1) is <= free
+// (a resource absent from free is 0 free). node->allocatable is what an
+// empty node would offer: it decides kWaitNeverFits.
+struct NodeView {
+  std::shared_ptr<const Node> node;  // never null: name, labels, taints
+  Resources free;                    // allocatable minus everything counted (may be < 0)
+  bool schedulable = true;           // Ready and not cordoned
+  const std::string& name() const { return node->meta.name; }
+};
+
+struct ClusterView {
+  std::vector<NodeView> nodes;  // in name order
+};
+
+// A running unit that preemption may evict: a gang with bound members.
+struct VictimCandidate {
+  std::string key;  // gang key
+  int32_t priority = 0;
+  Time created;
+  struct Pod {
+    std::string uid;
+    std::string namespace_;
+    std::string name;
+    std::string node;
+    Resources request;  // what it holds on node (EffectiveRequest, pods=1 included)
+  };
+  std::vector<Pod> pods;  // every bound, unfinished, non-terminating member
+  int64_t gpus = 0;       // nvidia.com/gpu held by `pods`
+};
+
+struct PassConfig {
+  Duration reservation_timeout = std::chrono::seconds(60);
+  bool preemption = true;
+};
+
+// ---------------------------------------------------------------------------
+// Decisions.
+
+struct Assignment {
+  std::string pod_uid;
+  std::string pod_name;
+  std::string node;
+  friend bool operator==(const Assignment&, const Assignment&) = default;
+};
+
+// The plan of one gang: every member's node, new or not.
+struct GangPlan {
+  std::string key;
+  // The pending members to reserve now, in pod-name order.
+  std::vector<Assignment> reserve;
+  // Every member with a node after the plan (bound, reserved and the new
+  // ones), in pod-name order: what the Binding annotation persists.
+  std::vector<Assignment> placement;
+  friend bool operator==(const GangPlan&, const GangPlan&) = default;
+};
+
+struct Preemption {
+  std::string preemptor;                   // gang key
+  std::vector<std::string> victims;        // gang keys, in eviction order
+  std::vector<VictimCandidate::Pod> pods;  // every pod of every victim
+};
+
+// Why a gang waits, for the PodGroup's Unschedulable condition and
+// /debug/state. `message` is for users ("6/8 members placeable: 2 need
+// nvidia.com/gpu=8, largest free is 4"); `reason` is a bounded code.
+struct Wait {
+  std::string key;
+  std::string_view reason;  // kWait* below
+  std::string message;
+  int32_t placeable = 0;  // members a plan could place (bound/reserved included)
+};
+inline constexpr std::string_view kWaitMembers = "NotEnoughTasks";  // fewer pods than minMember
+inline constexpr std::string_view kWaitResources = "NotEnoughResources";  // does not fit now
+inline constexpr std::string_view kWaitNeverFits = "Unplaceable";  // not even on an empty cluster
+
+struct PassResult {
+  // Gangs moving Pending -> Inqueue this pass (Volcano's enqueue): in
+  // GangOrder, each whose spec.minResources (nothing when unset) fits the
+  // sum of free capacity over schedulable nodes left after the gangs admitted
+  // before it that hold no reservation yet. The reconciler creates a Job's
+  // pods only once its PodGroup is Inqueue.
+  std::vector<std::string> admitted;
+  std::vector<GangPlan> plans;           // in GangOrder
+  std::vector<std::string> expired;      // gang keys whose unclaimed reservations go
+  std::vector<Wait> waits;               // in GangOrder
+  std::optional<Preemption> preemption;  // at most one per pass
+};
+
+// ---------------------------------------------------------------------------
+// Functions.
+
+// True when `a` goes before `b`: higher priority, lower queue_rank, older,
+// then key.
+bool GangOrder(const Gang& a, const Gang& b);
+
+// True when `pod` may go on `node` at all (schedulable, selectors, affinity,
+// taints), resources aside.
+bool NodeAdmits(const NodeView& node, const Pod& pod);
+
+// Plans one gang on `view` without changing it. A GangPlan when the minimum
+// (minMember, minTaskMember) is met, else the Wait that says why.
+// Bound, reserved and finished members count as placed; pending members that
+// are not terminating are placed. The minimum is made of the smallest pending
+// members (each task's first, then minMember's), placed largest first
+// (GPUs, cpu, name) on: the member's `hint` if it fits, else a node the gang
+// already uses with the fewest GPUs (then cpu) left, else any node so ranked,
+// ties by name. Only once the minimum is placed are the other pending members
+// placed where they fit (in the same order); the rest stay pending. A plan
+// may have an empty `reserve` (nothing left to place now).
+// Waits: kWaitMembers when fewer pods exist than a minimum; kWaitNeverFits
+// when the same greedy fails on every node's allocatable (less the gang's
+// own members); else kWaitResources.
+// REQUIRES: view.nodes' free already excludes the gang's bound and reserved
+// members.
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view);
+
+// One pass over every gang: expires stale reservations, plans the gangs in
+// GangOrder against the capacity the earlier ones leave, and picks victims
+// for the first gang that does not fit when preemption can place it.
+// `victims` lists the running gangs preemption may choose from.
+// Details: `expired` is in GangOrder; an expired gang gets neither a plan nor
+// a wait in that pass. Every other gang with pending members is planned,
+// admitted or not (admission only gates pod creation). Admission
+// reads Volcano's quota names in minResources as node resources
+// ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
+// preemptor is the first gang waiting with kWaitResources that is not
+// `preempting`; it gets no reservation in this pass.
+PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
+                   const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config);
+
+// ---------------------------------------------------------------------------
+// Status.
+
+// The PodGroup status a gang should show (Volcano's phases); "scheduled" is
+// bound or finished:
+//   Completed: >= minMember (and >= 1) scheduled and every scheduled member
+//              finished;
+//   Running:   >= minMember (and >= 1) scheduled;
+//   Unknown:   some scheduled but fewer than minMember, and a wait applies;
+//   Inqueue:   `admitted`, it holds a reservation, or gang.phase was
+//              Inqueue/Running/Unknown before (stays);
+//   Pending:   otherwise.
+// running/succeeded/failed count members (running: bound with pod phase
+// Running, as Volcano counts). With `wait`, an Unschedulable condition
+// (status True, reason wait->reason, message wait->message); otherwise, once
+// scheduled or reserved members reach minMember (and >= 1), a Scheduled
+// condition (reason "tasks in gang are ready to be scheduled", Volcano's).
+// Only that one condition is returned; `previous` keeps lastTransitionTime
+// when a condition of the same type and status was there.
+PodGroupStatus StatusOf(const Gang& gang, bool admitted, const Wait* wait,
+                        const PodGroupStatus& previous, Time now);
+
+}  // namespace muster::gang

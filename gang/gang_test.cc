@@ -1,0 +1,872 @@
+#include "gang/gang.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gang/testing/builders.h"
+#include "model/testing/builders.h"
+
+namespace muster::gang {
+namespace {
+
+using muster::test::MakeNode;
+using muster::test::MakePod;
+using muster::test::PodBuilder;
+using muster::test::Res;
+using test::GangBuilder;
+using test::MakeGang;
+using test::MakeView;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Time kNow = Time::FromUnixSeconds(100'000);
+
+Node GpuNode(const std::string& name, int64_t gpus) {
+  return MakeNode(name).Cpu("64").Memory("512Gi").Gpu(gpus).Pods(110);
+}
+Node CpuNode(const std::string& name) { return MakeNode(name).Cpu("16").Memory("64Gi").Pods(110); }
+PodBuilder Worker(const std::string& name, int64_t gpus) {
+  return MakePod(name).Cpu("4").Gpu(gpus);
+}
+PodBuilder TaskPod(const std::string& name, const std::string& task) {
+  return MakePod(name).Annotation(kTaskSpecKey, task);
+}
+
+std::map<std::string, std::string> ByPod(const std::vector<Assignment>& list) {
+  std::map<std::string, std::string> out;
+  for (const Assignment& a : list) out[a.pod_name] = a.node;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// NodeAdmits.
+
+NodeSelectorRequirement Req(std::string key, std::string op, std::vector<std::string> values = {}) {
+  return {.key = std::move(key), .op = std::move(op), .values = std::move(values)};
+}
+NodeSelectorTerm Expr(std::vector<NodeSelectorRequirement> reqs) {
+  return {.match_expressions = std::move(reqs)};
+}
+
+TEST(NodeAdmitsTest, Table) {
+  const Node labelled = MakeNode("n1").Label("pool", "a").Label("gen", "5");
+  const Node tainted = MakeNode("n1").Taint("gpu", "true", "NoSchedule");
+  const Toleration tol_gpu{.key = "gpu", .value = "true", .effect = "NoSchedule"};
+  struct Case {
+    std::string name;
+    Node node;
+    Pod pod;
+    bool want;
+    bool schedulable = true;
+  };
+  const std::vector<Case> cases = {
+      {"plain", MakeNode("n1"), MakePod("p"), true},
+      {"not schedulable", MakeNode("n1"), MakePod("p"), false, false},
+      {"selector matches", labelled, MakePod("p").NodeSelector("pool", "a"), true},
+      {"selector value differs", labelled, MakePod("p").NodeSelector("pool", "b"), false},
+      {"selector label missing", labelled, MakePod("p").NodeSelector("zone", "x"), false},
+      {"In", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("pool", "In", {"b", "a"})})), true},
+      {"In misses", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("pool", "In", {"b"})})),
+       false},
+      {"NotIn", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("pool", "NotIn", {"b"})})), true},
+      {"NotIn on a missing label", labelled,
+       MakePod("p").RequiredNodeTerm(Expr({Req("zone", "NotIn", {"b"})})), true},
+      {"NotIn hits", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("pool", "NotIn", {"a"})})),
+       false},
+      {"Exists", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("gen", "Exists")})), true},
+      {"DoesNotExist", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("gen", "DoesNotExist")})),
+       false},
+      {"Gt", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("gen", "Gt", {"4"})})), true},
+      {"Gt equal", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("gen", "Gt", {"5"})})), false},
+      {"Gt compares numbers, not text", labelled,
+       MakePod("p").RequiredNodeTerm(Expr({Req("gen", "Gt", {"10"})})), false},
+      {"Lt", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("gen", "Lt", {"10"})})), true},
+      {"Lt on a non-number", labelled,
+       MakePod("p").RequiredNodeTerm(Expr({Req("pool", "Lt", {"10"})})), false},
+      {"unknown operator", labelled, MakePod("p").RequiredNodeTerm(Expr({Req("pool", "Like")})),
+       false},
+      {"requirements are ANDed", labelled,
+       MakePod("p").RequiredNodeTerm(Expr({Req("pool", "In", {"a"}), Req("gen", "In", {"4"})})),
+       false},
+      {"terms are ORed", labelled,
+       MakePod("p")
+           .RequiredNodeTerm(Expr({Req("pool", "In", {"b"})}))
+           .RequiredNodeTerm(Expr({Req("gen", "In", {"5"})})),
+       true},
+      {"empty term matches nothing", labelled, MakePod("p").RequiredNodeTerm({}), false},
+      {"matchFields metadata.name", labelled,
+       MakePod("p").RequiredNodeTerm({.match_fields = {Req("metadata.name", "In", {"n1"})}}), true},
+      {"matchFields other name", labelled,
+       MakePod("p").RequiredNodeTerm({.match_fields = {Req("metadata.name", "In", {"n2"})}}),
+       false},
+      {"NoSchedule taint untolerated", tainted, MakePod("p"), false},
+      {"NoExecute taint untolerated", MakeNode("n1").Taint("k", "v", "NoExecute"), MakePod("p"),
+       false},
+      {"PreferNoSchedule is not a filter", MakeNode("n1").Taint("k", "v", "PreferNoSchedule"),
+       MakePod("p"), true},
+      {"Equal toleration", tainted, MakePod("p").Tolerate(tol_gpu), true},
+      {"Equal toleration, other value", tainted,
+       MakePod("p").Tolerate({.key = "gpu", .value = "false", .effect = "NoSchedule"}), false},
+      {"Exists ignores the value", tainted,
+       MakePod("p").Tolerate({.key = "gpu", .op = "Exists", .effect = "NoSchedule"}), true},
+      {"empty key with Exists tolerates everything", tainted,
+       MakePod("p").Tolerate({.op = "Exists"}), true},
+      {"empty effect matches every effect", tainted,
+       MakePod("p").Tolerate({.key = "gpu", .value = "true"}), true},
+      {"other effect does not tolerate", tainted,
+       MakePod("p").Tolerate({.key = "gpu", .value = "true", .effect = "NoExecute"}), false},
+      {"other key does not tolerate", tainted,
+       MakePod("p").Tolerate({.key = "fpga", .op = "Exists"}), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NodeView view{.node = std::make_shared<const Node>(c.node), .schedulable = c.schedulable};
+    EXPECT_EQ(NodeAdmits(view, c.pod), c.want);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// PlanGang.
+
+struct PlanCase {
+  std::string name;
+  std::vector<Node> nodes;
+  Gang gang;
+  std::map<std::string, std::string> want_reserve;  // pod -> node, for a plan
+  std::string_view want_reason = "";                // a Wait when set
+  std::string want_message = "";
+  int32_t want_placeable = 0;
+  std::vector<Gang> others = {};  // holding capacity (bound members)
+};
+
+std::vector<PlanCase> PlanCases() {
+  const Toleration tol_gpu{.key = "gpu", .op = "Exists"};
+  return {
+      {.name = "exact fit: 8 members x 4 GPUs fill 4 nodes x 8 GPUs",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8), GpuNode("n4", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(8)
+                   .Pending(Worker("w-0", 4))
+                   .Pending(Worker("w-1", 4))
+                   .Pending(Worker("w-2", 4))
+                   .Pending(Worker("w-3", 4))
+                   .Pending(Worker("w-4", 4))
+                   .Pending(Worker("w-5", 4))
+                   .Pending(Worker("w-6", 4))
+                   .Pending(Worker("w-7", 4)),
+       .want_reserve = {{"w-0", "n1"},
+                        {"w-1", "n1"},
+                        {"w-2", "n2"},
+                        {"w-3", "n2"},
+                        {"w-4", "n3"},
+                        {"w-5", "n3"},
+                        {"w-6", "n4"},
+                        {"w-7", "n4"}}},
+      {.name = "largest member first: the 8-GPU one gets a whole node",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g").MinMember(2).Pending(Worker("a", 1)).Pending(Worker("b", 8)),
+       .want_reserve = {{"a", "n2"}, {"b", "n1"}}},
+      {.name = "elastic: minMember 2 of 4, the extras that fit are placed too",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 4)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Pending(Worker("w-0", 4))
+                   .Pending(Worker("w-1", 4))
+                   .Pending(Worker("w-2", 4))
+                   .Pending(Worker("w-3", 4)),
+       // Best fit puts the first on the 4-GPU node, whole nodes stay whole.
+       .want_reserve = {{"w-0", "n2"}, {"w-1", "n1"}, {"w-2", "n1"}}},
+      {.name = "elastic: the minimum fits, no extra does",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(1)
+                   .Pending(Worker("w-0", 8))
+                   .Pending(Worker("w-1", 8))
+                   .Pending(Worker("w-2", 8)),
+       .want_reserve = {{"w-0", "n1"}}},
+      {.name = "the minimum is met with the smallest members, the big one is an extra",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Pending(Worker("a-0", 1))
+                   .Pending(Worker("a-1", 1))
+                   .Pending(Worker("a-2", 1))
+                   .Pending(Worker("a-3", 1))
+                   .Pending(Worker("b", 8)),
+       .want_reserve = {{"a-0", "n1"}, {"a-1", "n1"}, {"a-2", "n1"}, {"a-3", "n1"}}},
+      {.name = "a picked member that fits nowhere is stood in for by another of its task",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(1)
+                   .MinTaskMember("worker", 1)
+                   .Pending(TaskPod("w-0", "worker").Gpu(1).NodeSelector("pool", "none"))
+                   .Pending(TaskPod("w-1", "worker").Gpu(2))
+                   .Pending(TaskPod("x-0", "other").Gpu(1)),
+       .want_reserve = {{"w-1", "n1"}, {"x-0", "n1"}}},
+      {.name = "minTaskMember: 1 cpu-only ps and 4 workers x 8 GPUs",
+       .nodes = {CpuNode("c1"), GpuNode("g1", 8), GpuNode("g2", 8), GpuNode("g3", 8),
+                 GpuNode("g4", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(5)
+                   .MinTaskMember("ps", 1)
+                   .MinTaskMember("worker", 4)
+                   .Pending(TaskPod("ps-0", "ps").Cpu("8"))
+                   .Pending(TaskPod("worker-0", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-1", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-2", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-3", "worker").Cpu("4").Gpu(8)),
+       // The ps packs next to the workers (a node the gang uses) rather than
+       // on the cpu node.
+       .want_reserve = {{"ps-0", "g1"},
+                        {"worker-0", "g1"},
+                        {"worker-1", "g2"},
+                        {"worker-2", "g3"},
+                        {"worker-3", "g4"}}},
+      {.name = "minTaskMember: a task short of GPUs waits even though minMember could be met",
+       .nodes = {GpuNode("g1", 8), GpuNode("g2", 8), GpuNode("g3", 8), GpuNode("g4", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(3)
+                   .MinTaskMember("worker", 4)
+                   .Pending(TaskPod("ps-0", "ps").Cpu("8"))
+                   .Pending(TaskPod("worker-0", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-1", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-2", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-3", "worker").Cpu("4").Gpu(8)),
+       .want_reason = kWaitResources,
+       .want_message = "3/4 members placeable: 1 need nvidia.com/gpu=8, largest free is 4",
+       .want_placeable = 3,
+       .others = {MakeGang("other").Bound(Worker("o-0", 4), "g4")}},
+      {.name = "cpu-only member goes where no GPU is left idle",
+       .nodes = {CpuNode("c1"), GpuNode("g1", 8)},
+       .gang = MakeGang("g").Pending(MakePod("p").Cpu("2")),
+       .want_reserve = {{"p", "c1"}}},
+      {.name = "member larger than any node never fits",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g").Pending(Worker("big", 16)),
+       .want_reason = kWaitNeverFits,
+       .want_message =
+           "0/1 members placeable on an empty cluster: 1 need nvidia.com/gpu=16, largest "
+           "allocatable is 8"},
+      {.name = "gang larger than the cluster never fits",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(3)
+                   .Pending(Worker("w-0", 8))
+                   .Pending(Worker("w-1", 8))
+                   .Pending(Worker("w-2", 8)),
+       .want_reason = kWaitNeverFits,
+       .want_message =
+           "2/3 members placeable on an empty cluster: 1 need nvidia.com/gpu=8, largest "
+           "allocatable is 0",
+       .want_placeable = 2},
+      {.name = "waits for capacity others hold",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g").MinMember(2).Pending(Worker("w-0", 8)).Pending(Worker("w-1", 8)),
+       .want_reason = kWaitResources,
+       .want_message = "1/2 members placeable: 1 need nvidia.com/gpu=8, largest free is 2",
+       .want_placeable = 1,
+       .others = {MakeGang("other").Bound(Worker("o-0", 6), "n2")}},
+      {.name = "cpu is the blocking resource",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g").Pending(MakePod("p").Cpu("100")),
+       .want_reason = kWaitNeverFits,
+       .want_message =
+           "0/1 members placeable on an empty cluster: 1 need cpu=100, largest allocatable is 64"},
+      {.name = "a full pod count blocks",
+       .nodes = {MakeNode("n1").Cpu("8").Pods(1)},
+       .gang = MakeGang("g").Pending(MakePod("p").Cpu("1")),
+       .want_reason = kWaitResources,
+       .want_message = "0/1 members placeable: 1 need pods=1, largest free is 0",
+       .others = {MakeGang("other").Bound(MakePod("o").Cpu("1"), "n1")}},
+      {.name = "hints win over packing and best fit",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Pending(Worker("w-0", 4), "n2")
+                   .Pending(Worker("w-1", 4), "n1"),
+       .want_reserve = {{"w-0", "n2"}, {"w-1", "n1"}}},
+      {.name = "a hint that does not fit is ignored",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8), "n1"),
+       .want_reserve = {{"w-0", "n2"}},
+       .others = {MakeGang("other").Bound(Worker("o-0", 4), "n1")}},
+      {.name = "untolerated taint excludes a node",
+       .nodes = {MakeNode("n1").Gpu(8).Cpu("64").Pods(110).Taint("gpu", "true"), GpuNode("n2", 8)},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8)),
+       .want_reserve = {{"w-0", "n2"}}},
+      {.name = "tolerated taint admits the node",
+       .nodes = {MakeNode("n1").Gpu(8).Cpu("64").Pods(110).Taint("gpu", "true"), GpuNode("n2", 8)},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8).Tolerate(tol_gpu)),
+       .want_reserve = {{"w-0", "n1"}}},
+      {.name = "nodeSelector excludes a node",
+       .nodes = {MakeNode("n1").Gpu(8).Cpu("64").Pods(110).Label("pool", "a"),
+                 MakeNode("n2").Gpu(8).Cpu("64").Pods(110).Label("pool", "b")},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8).NodeSelector("pool", "b")),
+       .want_reserve = {{"w-0", "n2"}}},
+      {.name = "cordoned and NotReady nodes are excluded",
+       .nodes = {MakeNode("n1").Gpu(8).Cpu("64").Pods(110).Unschedulable(),
+                 MakeNode("n2").Gpu(8).Cpu("64").Pods(110).Ready(false), GpuNode("n3", 8)},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8)),
+       .want_reserve = {{"w-0", "n3"}}},
+      {.name = "no node admits the member",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g").Pending(Worker("w-0", 8).NodeSelector("pool", "z")),
+       .want_reason = kWaitNeverFits,
+       .want_message = "0/1 members placeable on an empty cluster: 1 fit no node's selector, "
+                       "affinity or taints"},
+      {.name = "bound members count towards the minimum",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(4)
+                   .Bound(Worker("w-0", 4), "n1")
+                   .Bound(Worker("w-1", 4), "n1")
+                   .Pending(Worker("w-2", 4))
+                   .Pending(Worker("w-3", 4)),
+       .want_reserve = {{"w-2", "n2"}, {"w-3", "n2"}}},
+      {.name = "reserved and finished members count towards the minimum",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(3)
+                   .Reserved(Worker("w-0", 4), "n1")
+                   .Succeeded(Worker("w-1", 4), "n1")
+                   .Pending(Worker("w-2", 4)),
+       .want_reserve = {{"w-2", "n1"}}},
+      {.name = "packs next to the gang's bound member over a tighter fit elsewhere",
+       .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
+       .gang = MakeGang("g").MinMember(2).Bound(Worker("w-0", 2), "n2").Pending(Worker("w-1", 4)),
+       .want_reserve = {{"w-1", "n2"}},
+       .others = {MakeGang("other").Bound(Worker("o-0", 4), "n1")}},
+      {.name = "fewer pods than minMember",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(8)
+                   .Pending(Worker("w-0", 1))
+                   .Pending(Worker("w-1", 1))
+                   .Pending(Worker("w-2", 1)),
+       .want_reason = kWaitMembers,
+       .want_message = "3/8 members exist: waiting for 5 more pods"},
+      {.name = "a task with fewer pods than its minTaskMember",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .MinTaskMember("worker", 3)
+                   .Pending(TaskPod("w-0", "worker"))
+                   .Pending(TaskPod("w-1", "worker")),
+       .want_reason = kWaitMembers,
+       .want_message = "task worker: 2/3 members exist: waiting for 1 more pod"},
+      {.name = "terminating pods do not count as members",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Bound(Worker("w-0", 1), "n1")
+                   .Add(Worker("w-1", 1), MemberState::kPending, "", "", /*terminating=*/true),
+       .want_reason = kWaitMembers,
+       .want_message = "1/2 members exist: waiting for 1 more pod",
+       .want_placeable = 1},
+      {.name = "nothing left to place",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g").MinMember(1).Bound(Worker("w-0", 8), "n1"),
+       .want_reserve = {}},
+  };
+}
+
+TEST(PlanGangTest, Table) {
+  for (const PlanCase& c : PlanCases()) {
+    SCOPED_TRACE(c.name);
+    std::vector<Gang> holders = c.others;
+    holders.push_back(c.gang);
+    const std::variant<GangPlan, Wait> got = PlanGang(c.gang, MakeView(c.nodes, holders));
+    if (c.want_reason.empty()) {
+      ASSERT_TRUE(std::holds_alternative<GangPlan>(got)) << std::get<Wait>(got).message;
+      EXPECT_EQ(std::get<GangPlan>(got).key, c.gang.key);
+      EXPECT_EQ(ByPod(std::get<GangPlan>(got).reserve), c.want_reserve);
+    } else {
+      ASSERT_TRUE(std::holds_alternative<Wait>(got));
+      const Wait& wait = std::get<Wait>(got);
+      EXPECT_EQ(wait.key, c.gang.key);
+      EXPECT_EQ(wait.reason, c.want_reason);
+      EXPECT_EQ(wait.message, c.want_message);
+      EXPECT_EQ(wait.placeable, c.want_placeable);
+    }
+  }
+}
+
+TEST(PlanGangTest, PlacementListsBoundReservedAndNewButNotFinished) {
+  const Gang gang = MakeGang("g")
+                        .MinMember(3)
+                        .Bound(Worker("w-1", 2), "n1")
+                        .Reserved(Worker("w-3", 2), "n1")
+                        .Succeeded(Worker("w-0", 2), "n1")
+                        .Pending(Worker("w-2", 2));
+  const auto got = PlanGang(gang, MakeView({GpuNode("n1", 8)}, {gang}));
+  ASSERT_TRUE(std::holds_alternative<GangPlan>(got));
+  const GangPlan& plan = std::get<GangPlan>(got);
+  EXPECT_THAT(plan.reserve, ElementsAre(Assignment{"uid-w-2", "w-2", "n1"}));
+  EXPECT_THAT(plan.placement,
+              ElementsAre(Assignment{"uid-w-1", "w-1", "n1"}, Assignment{"uid-w-2", "w-2", "n1"},
+                          Assignment{"uid-w-3", "w-3", "n1"}));
+}
+
+TEST(PlanGangTest, DoesNotChangeTheView) {
+  const Gang gang = MakeGang("g").Pending(Worker("w-0", 8));
+  const ClusterView view = MakeView({GpuNode("n1", 8)});
+  const ClusterView copy = view;
+  ASSERT_TRUE(std::holds_alternative<GangPlan>(PlanGang(gang, view)));
+  EXPECT_EQ(view.nodes[0].free, copy.nodes[0].free);
+}
+
+// ---------------------------------------------------------------------------
+// GangOrder.
+
+TEST(GangOrderTest, PriorityThenQueueThenAgeThenKey) {
+  Gang base = MakeGang("b");
+  Gang high = base;
+  high.priority = 1;
+  Gang ranked = base;
+  ranked.queue_rank = -1;
+  Gang older = base;
+  older.created = base.created - std::chrono::seconds(1);
+  Gang key_a = MakeGang("a");
+  EXPECT_TRUE(GangOrder(high, base));
+  EXPECT_FALSE(GangOrder(base, high));
+  EXPECT_TRUE(GangOrder(ranked, base));
+  EXPECT_TRUE(GangOrder(older, base));
+  EXPECT_TRUE(GangOrder(key_a, base));
+  EXPECT_FALSE(GangOrder(base, base));
+  // Priority dominates age and queue rank.
+  older.queue_rank = -5;
+  EXPECT_TRUE(GangOrder(high, older));
+}
+
+TEST(MemberTest, TaskFromAnnotationThenLabel) {
+  const auto member = [](Pod pod) { return Member{.pod = std::make_shared<const Pod>(pod)}; };
+  EXPECT_EQ(member(MakePod("p")).Task(), "");
+  EXPECT_EQ(member(MakePod("p").Label(kTaskSpecKey, "ps")).Task(), "ps");
+  EXPECT_EQ(member(MakePod("p").Label(kTaskSpecKey, "ps").Annotation(kTaskSpecKey, "w")).Task(),
+            "w");
+}
+
+TEST(MemberTest, StateNames) {
+  EXPECT_EQ(MemberStateName(MemberState::kPending), "Pending");
+  EXPECT_EQ(MemberStateName(MemberState::kReserved), "Reserved");
+  EXPECT_EQ(MemberStateName(MemberState::kBound), "Bound");
+  EXPECT_EQ(MemberStateName(MemberState::kSucceeded), "Succeeded");
+  EXPECT_EQ(MemberStateName(MemberState::kFailed), "Failed");
+}
+
+// ---------------------------------------------------------------------------
+// RunPass.
+
+Gang WholeNodes(const std::string& name, int n, int32_t priority, int64_t created_s) {
+  GangBuilder b =
+      MakeGang(name).MinMember(n).Priority(priority).Created(Time::FromUnixSeconds(created_s));
+  for (int i = 0; i < n; ++i) b.Pending(Worker(name + "-" + std::to_string(i), 8));
+  return b;
+}
+
+Gang Preempting(Gang gang) {
+  gang.preempting = true;
+  return gang;
+}
+
+std::vector<std::string> Keys(const std::vector<GangPlan>& plans) {
+  std::vector<std::string> out;
+  for (const GangPlan& p : plans) out.push_back(p.key);
+  return out;
+}
+std::vector<std::string> Keys(const std::vector<Wait>& waits) {
+  std::vector<std::string> out;
+  for (const Wait& w : waits) out.push_back(w.key);
+  return out;
+}
+
+TEST(RunPassTest, TwoGangsNeedingTheWholeClusterNeverBothHoldPart) {
+  const ClusterView view = MakeView({GpuNode("n1", 8), GpuNode("n2", 8)});
+  struct Case {
+    std::string name;
+    Gang a, b;
+    std::string want_planned;
+  };
+  const std::vector<Case> cases = {
+      {"older first", WholeNodes("a", 2, 0, 10), WholeNodes("b", 2, 0, 5), "default/b"},
+      {"priority before age", WholeNodes("a", 2, 1, 10), WholeNodes("b", 2, 0, 5), "default/a"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const PassResult r = RunPass(view, {c.a, c.b}, {}, kNow, PassConfig{});
+    EXPECT_THAT(Keys(r.plans), ElementsAre(c.want_planned));
+    ASSERT_EQ(r.plans[0].reserve.size(), 2u);
+    ASSERT_EQ(r.waits.size(), 1u);
+    EXPECT_NE(r.waits[0].key, c.want_planned);
+    EXPECT_EQ(r.waits[0].reason, kWaitResources);
+    EXPECT_FALSE(r.preemption.has_value());  // equal or lower priority, and no victims
+  }
+}
+
+TEST(RunPassTest, LaterGangsPlanOnWhatEarlierOnesLeft) {
+  const ClusterView view = MakeView({GpuNode("n1", 8), GpuNode("n2", 8)});
+  const PassResult r =
+      RunPass(view, {WholeNodes("a", 1, 0, 1), WholeNodes("b", 1, 0, 2), WholeNodes("c", 1, 0, 3)},
+              {}, kNow, PassConfig{});
+  EXPECT_THAT(Keys(r.plans), ElementsAre("default/a", "default/b"));
+  EXPECT_EQ(r.plans[0].reserve[0].node, "n1");
+  EXPECT_EQ(r.plans[1].reserve[0].node, "n2");
+  EXPECT_THAT(Keys(r.waits), ElementsAre("default/c"));
+}
+
+TEST(RunPassTest, ElasticGangAtItsMinimumGetsNoWait) {
+  const Gang g = MakeGang("g").MinMember(1).Bound(Worker("w-0", 8), "n1").Pending(Worker("w-1", 8));
+  const PassResult r = RunPass(MakeView({GpuNode("n1", 8)}, {g}), {g}, {}, kNow, PassConfig{});
+  EXPECT_TRUE(r.plans.empty());
+  EXPECT_TRUE(r.waits.empty());
+}
+
+TEST(RunPassTest, ExpiryReleasesTheReservationAndReplans) {
+  const std::vector<Node> nodes = {GpuNode("n1", 8), GpuNode("n2", 8)};
+  const auto reserved = [](Time since) {
+    return MakeGang("stale")
+        .MinMember(2)
+        .Created(Time::FromUnixSeconds(1))
+        .Reserved(Worker("s-0", 8), "n1")
+        .Reserved(Worker("s-1", 8), "n2")
+        .ReservedSince(since)
+        .Build();
+  };
+  const Gang urgent = WholeNodes("urgent", 2, 10, 50);
+  PassConfig config;
+  config.preemption = false;
+
+  {
+    SCOPED_TRACE("before the timeout the reservation holds");
+    const Gang stale = reserved(kNow - std::chrono::seconds(59));
+    const PassResult r = RunPass(MakeView(nodes, {stale}), {stale, urgent}, {}, kNow, config);
+    EXPECT_TRUE(r.expired.empty());
+    EXPECT_TRUE(r.plans.empty());
+    EXPECT_THAT(Keys(r.waits), ElementsAre("default/urgent"));
+  }
+  {
+    SCOPED_TRACE("at the timeout it goes, and the higher priority gang takes the capacity");
+    const Gang stale = reserved(kNow - std::chrono::seconds(60));
+    const PassResult r = RunPass(MakeView(nodes, {stale}), {stale, urgent}, {}, kNow, config);
+    EXPECT_THAT(r.expired, ElementsAre("default/stale"));
+    EXPECT_THAT(Keys(r.plans), ElementsAre("default/urgent"));
+    EXPECT_TRUE(r.waits.empty());  // the expired gang sits the pass out
+  }
+  {
+    SCOPED_TRACE("the released capacity goes to a gang behind the expired one");
+    const Gang stale = reserved(kNow - std::chrono::seconds(600));
+    const Gang younger = WholeNodes("younger", 2, 0, 500);
+    const PassResult r = RunPass(MakeView(nodes, {stale}), {stale, younger}, {}, kNow, config);
+    EXPECT_THAT(r.expired, ElementsAre("default/stale"));
+    EXPECT_THAT(Keys(r.plans), ElementsAre("default/younger"));
+  }
+  {
+    SCOPED_TRACE("on the next pass the expired gang is planned again");
+    const Gang pending = MakeGang("stale")
+                             .MinMember(2)
+                             .Pending(Worker("s-0", 8), "n2")
+                             .Pending(Worker("s-1", 8), "n1");
+    const PassResult r = RunPass(MakeView(nodes), {pending}, {}, kNow, config);
+    EXPECT_TRUE(r.expired.empty());
+    ASSERT_THAT(Keys(r.plans), ElementsAre("default/stale"));
+    EXPECT_EQ(ByPod(r.plans[0].reserve),
+              (std::map<std::string, std::string>{{"s-0", "n2"}, {"s-1", "n1"}}));
+  }
+  {
+    SCOPED_TRACE("bound members stay; only unclaimed reservations expire");
+    const Gang partly = MakeGang("partly")
+                            .MinMember(2)
+                            .Bound(Worker("p-0", 8), "n1")
+                            .Reserved(Worker("p-1", 8), "n2")
+                            .ReservedSince(kNow - std::chrono::seconds(61));
+    const Gang other = WholeNodes("other", 1, 0, 500);
+    const PassResult r = RunPass(MakeView(nodes, {partly}), {partly, other}, {}, kNow, config);
+    EXPECT_THAT(r.expired, ElementsAre("default/partly"));
+    ASSERT_THAT(Keys(r.plans), ElementsAre("default/other"));
+    EXPECT_EQ(ByPod(r.plans[0].reserve), (std::map<std::string, std::string>{{"other-0", "n2"}}));
+  }
+}
+
+TEST(RunPassTest, Admission) {
+  const ClusterView view = MakeView({GpuNode("n1", 8), GpuNode("n2", 8)});
+  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  struct Case {
+    std::string name;
+    std::vector<Gang> gangs;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"no minResources is admitted at once", {MakeGang("a")}, {"default/a"}},
+      {"each admitted gang uses up the budget; a smaller later one still fits",
+       {MakeGang("a").MinResources(gpus(8)).Created(Time::FromUnixSeconds(1)),
+        MakeGang("b").MinResources(gpus(16)).Created(Time::FromUnixSeconds(2)),
+        MakeGang("c").MinResources(gpus(8)).Created(Time::FromUnixSeconds(3))},
+       {"default/a", "default/c"}},
+      {"an Inqueue gang without a reservation counts against later ones",
+       {MakeGang("q").Phase(kPodGroupInqueue).MinResources(gpus(12)).Priority(1),
+        MakeGang("a").MinResources(gpus(8))},
+       {}},
+      {"gangs holding capacity are admitted already and cost nothing more",
+       {MakeGang("r").MinMember(1).MinResources(gpus(16)).Bound(Worker("r-0", 8), "n1"),
+        MakeGang("a").MinResources(gpus(8))},
+       {"default/a"}},
+      {"Volcano's quota names: requests.* counts, count/* and limits.* do not",
+       {MakeGang("a").MinResources(Resources{
+           {"requests.nvidia.com/gpu", 16}, {"count/pods", 100}, {"limits.nvidia.com/gpu", 99}})},
+       {"default/a"}},
+      {"a resource the cluster lacks is never admitted",
+       {MakeGang("a").MinResources(Resources{{"example.com/fpga", 1}})},
+       {}},
+      {"Pending phase is not admitted yet; Inqueue is, and not listed",
+       {MakeGang("p").Phase(kPodGroupPending), MakeGang("i").Phase(kPodGroupInqueue)},
+       {"default/p"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(RunPass(view, c.gangs, {}, kNow, PassConfig{}).admitted, c.want);
+  }
+}
+
+VictimCandidate Victim(const std::string& key, int32_t priority, int64_t created_s,
+                       std::vector<std::pair<std::string, int64_t>> pods /* node, gpus */) {
+  VictimCandidate v{.key = key, .priority = priority, .created = Time::FromUnixSeconds(created_s)};
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const std::string name = key + "-" + std::to_string(i);
+    v.pods.push_back(
+        {.uid = "uid-" + name,
+         .namespace_ = "default",
+         .name = name,
+         .node = pods[i].first,
+         .request = Resources{{std::string(kNvidiaGpu), pods[i].second}, {std::string(kPods), 1}}});
+    v.gpus += pods[i].second;
+  }
+  return v;
+}
+
+// The view with the victims' capacity taken: what a running cluster shows.
+ClusterView Occupied(std::vector<Node> nodes, const std::vector<VictimCandidate>& victims) {
+  ClusterView view = MakeView(std::move(nodes));
+  for (const VictimCandidate& v : victims) {
+    for (const auto& pod : v.pods) {
+      for (NodeView& n : view.nodes) {
+        if (n.name() == pod.node) n.free -= pod.request;
+      }
+    }
+  }
+  return view;
+}
+
+std::vector<std::string> PodNames(const Preemption& p) {
+  std::vector<std::string> out;
+  for (const auto& pod : p.pods) out.push_back(pod.name);
+  return out;
+}
+
+TEST(RunPassTest, Preemption) {
+  const std::vector<Node> four = {GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8),
+                                  GpuNode("n4", 8)};
+  struct Case {
+    std::string name;
+    std::vector<Gang> gangs;
+    std::vector<VictimCandidate> victims;      // all hold capacity in the view
+    std::vector<VictimCandidate> others = {};  // hold capacity, not offered as victims
+    std::string want_preemptor = "";           // "" for no preemption
+    std::vector<std::string> want_victims = {};
+    std::vector<std::string> want_pods = {};
+  };
+  const std::vector<Case> cases = {
+      {.name = "the fewest GPUs: an 8-GPU gang over a 16-GPU one",
+       .gangs = {WholeNodes("p", 1, 5, 1)},
+       .victims = {Victim("big", 1, 1, {{"n1", 8}, {"n2", 8}}), Victim("small", 1, 1, {{"n3", 8}}),
+                   Victim("peer", 5, 1, {{"n4", 8}})},
+       .want_preemptor = "default/p",
+       .want_victims = {"small"},
+       .want_pods = {"small-0"}},
+      {.name = "whole gangs: every pod of the victim goes",
+       .gangs = {WholeNodes("p", 2, 5, 1)},
+       .victims = {Victim("big", 1, 1, {{"n1", 8}, {"n2", 8}}),
+                   Victim("peer", 5, 1, {{"n3", 8}, {"n4", 8}})},
+       .want_preemptor = "default/p",
+       .want_victims = {"big"},
+       .want_pods = {"big-0", "big-1"}},
+      {.name = "equal priority is never a victim",
+       .gangs = {WholeNodes("p", 1, 5, 1)},
+       .victims = {Victim("peer", 5, 1, {{"n1", 8}, {"n2", 8}, {"n3", 8}, {"n4", 8}})}},
+      {.name = "same GPUs: the lowest priority, then the youngest",
+       .gangs = {WholeNodes("p", 1, 5, 1)},
+       .victims = {Victim("old", 1, 10, {{"n1", 8}}), Victim("young", 1, 20, {{"n2", 8}}),
+                   Victim("low", 0, 10, {{"n3", 8}}), Victim("peer", 5, 1, {{"n4", 8}})},
+       .want_preemptor = "default/p",
+       .want_victims = {"low"},
+       .want_pods = {"low-0"}},
+      {.name = "same GPUs and priority: the youngest",
+       .gangs = {WholeNodes("p", 1, 5, 1)},
+       .victims = {Victim("old", 1, 10, {{"n1", 8}}), Victim("young", 1, 20, {{"n2", 8}})},
+       .others = {Victim("high", 9, 1, {{"n3", 8}, {"n4", 8}})},
+       .want_preemptor = "default/p",
+       .want_victims = {"young"},
+       .want_pods = {"young-0"}},
+      {.name = "minimal: a small victim added first but not needed is spared",
+       .gangs = {WholeNodes("p", 1, 5, 1)},
+       .victims = {Victim("tiny", 1, 1, {{"n1", 2}}), Victim("whole", 1, 1, {{"n2", 8}})},
+       .others = {Victim("high", 9, 1, {{"n1", 6}, {"n3", 8}, {"n4", 8}})},
+       .want_preemptor = "default/p",
+       .want_victims = {"whole"},
+       .want_pods = {"whole-0"}},
+      {.name = "none when evicting every candidate is not enough",
+       .gangs = {WholeNodes("p", 3, 5, 1)},
+       .victims = {Victim("v", 1, 1, {{"n3", 8}})},
+       .others = {Victim("high", 9, 1, {{"n1", 8}, {"n2", 8}, {"n4", 8}})}},
+      {.name = "a gang already preempting is skipped for the next waiting one",
+       .gangs = {Preempting(WholeNodes("p", 1, 5, 1)), WholeNodes("q", 1, 3, 1)},
+       .victims = {Victim("v", 1, 1, {{"n1", 8}, {"n2", 8}, {"n3", 8}, {"n4", 8}})},
+       .want_preemptor = "default/q",
+       .want_victims = {"v"},
+       .want_pods = {"v-0", "v-1", "v-2", "v-3"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<VictimCandidate> holders = c.victims;
+    holders.insert(holders.end(), c.others.begin(), c.others.end());
+    const PassResult r = RunPass(Occupied(four, holders), c.gangs, c.victims, kNow, PassConfig{});
+    EXPECT_TRUE(r.plans.empty());  // the preemptor is not reserved in the same pass
+    if (c.want_preemptor.empty()) {
+      EXPECT_FALSE(r.preemption.has_value());
+      continue;
+    }
+    ASSERT_TRUE(r.preemption.has_value());
+    EXPECT_EQ(r.preemption->preemptor, c.want_preemptor);
+    EXPECT_EQ(r.preemption->victims, c.want_victims);
+    EXPECT_EQ(PodNames(*r.preemption), c.want_pods);
+  }
+}
+
+TEST(RunPassTest, PreemptionCanBeTurnedOff) {
+  const std::vector<VictimCandidate> victims = {Victim("v", 1, 1, {{"n1", 8}})};
+  PassConfig config;
+  config.preemption = false;
+  const PassResult r = RunPass(Occupied({GpuNode("n1", 8)}, victims), {WholeNodes("p", 1, 5, 1)},
+                               victims, kNow, config);
+  EXPECT_THAT(Keys(r.waits), ElementsAre("default/p"));
+  EXPECT_FALSE(r.preemption.has_value());
+}
+
+TEST(RunPassTest, NoPreemptionForAGangThatNeverFits) {
+  const std::vector<VictimCandidate> victims = {Victim("v", 1, 1, {{"n1", 8}})};
+  const PassResult r = RunPass(Occupied({GpuNode("n1", 8)}, victims), {WholeNodes("p", 2, 5, 1)},
+                               victims, kNow, PassConfig{});
+  ASSERT_EQ(r.waits.size(), 1u);
+  EXPECT_EQ(r.waits[0].reason, kWaitNeverFits);
+  EXPECT_FALSE(r.preemption.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// StatusOf.
+
+TEST(StatusOfTest, Table) {
+  const Time before = kNow - std::chrono::seconds(300);
+  const Wait no_resources{.key = "default/g",
+                          .reason = kWaitResources,
+                          .message =
+                              "1/2 members placeable: 1 need nvidia.com/gpu=8, largest "
+                              "free is 0",
+                          .placeable = 1};
+  const Wait no_members{.key = "default/g",
+                        .reason = kWaitMembers,
+                        .message = "0/2 members exist: waiting for 2 more pods"};
+  const PodGroupStatus was_unschedulable{
+      .phase = "Inqueue",
+      .conditions = {Condition{.type = "Unschedulable",
+                               .status = "True",
+                               .reason = std::string(kWaitResources),
+                               .message = "older text",
+                               .last_transition_time = before}}};
+  const Condition scheduled_now{.type = "Scheduled",
+                                .status = "True",
+                                .reason = "tasks in gang are ready to be scheduled",
+                                .last_transition_time = kNow};
+  const auto unschedulable = [](const Wait& w, Time t) {
+    return Condition{.type = "Unschedulable",
+                     .status = "True",
+                     .reason = std::string(w.reason),
+                     .message = w.message,
+                     .last_transition_time = t};
+  };
+  struct Case {
+    std::string name;
+    Gang gang;
+    bool admitted = false;
+    const Wait* wait = nullptr;
+    PodGroupStatus previous = {};
+    PodGroupStatus want;
+  };
+  const std::vector<Case> cases = {
+      {.name = "new: Pending", .gang = MakeGang("g").MinMember(2), .want = {.phase = "Pending"}},
+      {.name = "waiting for pods, not admitted: Pending with the reason",
+       .gang = MakeGang("g").MinMember(2),
+       .wait = &no_members,
+       .want = {.phase = "Pending", .conditions = {unschedulable(no_members, kNow)}}},
+      {.name = "admitted: Inqueue",
+       .gang = MakeGang("g").MinMember(2),
+       .admitted = true,
+       .want = {.phase = "Inqueue"}},
+      {.name = "Inqueue stays Inqueue",
+       .gang = MakeGang("g").MinMember(2).Phase(kPodGroupInqueue).Pending(Worker("w-0", 8)),
+       .want = {.phase = "Inqueue"}},
+      {.name = "Running with its pods gone falls back to Inqueue",
+       .gang = MakeGang("g").MinMember(2).Phase(kPodGroupRunning),
+       .want = {.phase = "Inqueue"}},
+      {.name = "holding a reservation: Inqueue and Scheduled",
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Phase(kPodGroupPending)
+                   .Reserved(Worker("w-0", 8), "n1")
+                   .Reserved(Worker("w-1", 8), "n2"),
+       .want = {.phase = "Inqueue", .conditions = {scheduled_now}}},
+      {.name = "waiting for capacity keeps the first transition time",
+       .gang = MakeGang("g").MinMember(2).Phase(kPodGroupInqueue).Pending(Worker("w-0", 8)),
+       .wait = &no_resources,
+       .previous = was_unschedulable,
+       .want = {.phase = "Inqueue", .conditions = {unschedulable(no_resources, before)}}},
+      {.name = "Running: minimum bound; only Running pods count as running",
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Bound(Worker("w-0", 8), "n1")
+                   .Add(Worker("w-1", 8).Phase("Pending"), MemberState::kBound, "n2"),
+       .previous = was_unschedulable,
+       .want = {.phase = "Running", .conditions = {scheduled_now}, .running = 1}},
+      {.name = "Running with one member already finished",
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Bound(Worker("w-0", 8), "n1")
+                   .Succeeded(Worker("w-1", 8), "n2"),
+       .want = {.phase = "Running", .conditions = {scheduled_now}, .running = 1, .succeeded = 1}},
+      {.name = "Completed: every scheduled member finished",
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .Succeeded(Worker("w-0", 8), "n1")
+                   .Failed(Worker("w-1", 8), "n2"),
+       .want = {.phase = "Completed", .conditions = {scheduled_now}, .succeeded = 1, .failed = 1}},
+      {.name = "Unknown: part of the gang runs and the rest cannot be placed",
+       .gang = MakeGang("g").MinMember(3).Bound(Worker("w-0", 8), "n1").Pending(Worker("w-1", 8)),
+       .wait = &no_resources,
+       .want = {.phase = "Unknown",
+                .conditions = {unschedulable(no_resources, kNow)},
+                .running = 1}},
+      {.name = "below the minimum without a wait is not Unknown",
+       .gang = MakeGang("g").MinMember(3).Phase(kPodGroupRunning).Bound(Worker("w-0", 8), "n1"),
+       .want = {.phase = "Inqueue", .running = 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(StatusOf(c.gang, c.admitted, c.wait, c.previous, kNow), c.want);
+  }
+}
+
+}  // namespace
+}  // namespace muster::gang

@@ -1,0 +1,195 @@
+// RunPass: expiry, admission, planning in GangOrder, then at most one
+// preemption. The view is copied once and updated as decisions are taken, so
+// every later gang sees the capacity the earlier ones left.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "gang/feasibility.h"
+#include "gang/gang.h"
+#include "gang/planner.h"
+
+namespace muster::gang {
+namespace {
+
+void AddFree(ClusterView& view, std::string_view node, const Resources& amount) {
+  if (std::optional<size_t> n = FindNode(view, node)) view.nodes[*n].free += amount;
+}
+
+void TakeFree(ClusterView& view, std::string_view node, const Resources& amount) {
+  if (std::optional<size_t> n = FindNode(view, node)) view.nodes[*n].free -= amount;
+}
+
+// (a) A reservation nobody claimed within the timeout goes back to the pool;
+// its members are pending again (planned from the next pass on).
+void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, Duration timeout,
+                        std::vector<std::string>& expired) {
+  for (Gang& gang : gangs) {
+    if (!gang.reserved_since || now - *gang.reserved_since < timeout) continue;
+    bool released = false;
+    for (Member& m : gang.members) {
+      if (m.state != MemberState::kReserved) continue;
+      AddFree(view, m.node, SlotRequest(*m.pod));
+      m.state = MemberState::kPending;
+      m.node.clear();
+      released = true;
+    }
+    if (!released) continue;
+    gang.reserved_since.reset();
+    expired.push_back(gang.key);
+  }
+}
+
+// spec.minResources as node resources. Volcano fills it with quota names
+// ("requests.cpu", "count/pods", "limits.memory"); the requests are what a
+// node must hold, the rest has no node counterpart.
+Resources AdmissionNeed(const Gang& gang) {
+  Resources need;
+  if (!gang.spec.min_resources) return need;
+  for (const auto& [full_name, amount] : gang.spec.min_resources->entries()) {
+    std::string_view name = full_name;
+    if (name.starts_with("limits.") || name.starts_with("count/")) continue;
+    if (name.starts_with("requests.")) name.remove_prefix(std::string_view("requests.").size());
+    need.Set(name, std::max(need.Get(name), amount));
+  }
+  return need;
+}
+
+Resources SchedulableFree(const ClusterView& view) {
+  Resources total;
+  for (const NodeView& node : view.nodes) {
+    // An overcommitted node cannot lend its deficit to the others.
+    if (node.schedulable) total += node.free.ClampedAtZero();
+  }
+  return total;
+}
+
+// (b) Volcano's enqueue: admitted gangs about to claim their minimum count
+// against the free capacity, so the reconciler does not create pods for
+// more gangs than the cluster can start.
+void Admit(const ClusterView& view, const std::vector<Gang>& gangs,
+           std::vector<std::string>& admitted) {
+  Resources left = SchedulableFree(view);
+  for (const Gang& gang : gangs) {
+    if (std::ranges::any_of(gang.members, CountsPlaced)) continue;  // in the view already
+    const Resources need = AdmissionNeed(gang);
+    const bool waiting = gang.phase.empty() || gang.phase == kPodGroupPending;
+    if (waiting && !need.FitsIn(left)) continue;
+    if (waiting) admitted.push_back(gang.key);
+    left -= need;
+  }
+}
+
+void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
+  for (const Assignment& a : plan.reserve) {
+    const auto member = std::ranges::find_if(
+        gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
+    if (member != gang.members.end()) TakeFree(view, a.node, SlotRequest(*member->pod));
+  }
+}
+
+// (c) Plans every gang with members to place (but the just expired), in
+// order, each on what the earlier plans left. Returns the gang preemption may serve: the first that
+// waits for capacity and has no preemption in flight.
+const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, PassResult& result) {
+  const Gang* preemptor = nullptr;
+  for (const Gang& gang : gangs) {
+    if (std::ranges::none_of(gang.members, AwaitsPlacement)) continue;
+    // An expired gang sits this pass out, so the capacity it let go goes to
+    // the gangs behind it first instead of straight back to it.
+    if (std::ranges::find(result.expired, gang.key) != result.expired.end()) continue;
+    std::variant<GangPlan, Wait> decision = PlanGang(gang, view);
+    if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
+      if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
+      Reserve(view, gang, *plan);
+      result.plans.push_back(std::move(*plan));
+      continue;
+    }
+    Wait& wait = std::get<Wait>(decision);
+    if (!preemptor && wait.reason == kWaitResources && !gang.preempting) preemptor = &gang;
+    result.waits.push_back(std::move(wait));
+  }
+  return preemptor;
+}
+
+void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
+  for (const VictimCandidate::Pod& pod : victim.pods) AddFree(view, pod.node, pod.request);
+}
+
+// Whole gangs of strictly lower priority, cheapest first: fewest GPUs, then
+// lowest priority, then youngest (least work lost).
+std::vector<const VictimCandidate*> Eligible(const Gang& preemptor,
+                                             const std::vector<VictimCandidate>& victims) {
+  std::vector<const VictimCandidate*> out;
+  for (const VictimCandidate& v : victims) {
+    if (v.priority < preemptor.priority && v.key != preemptor.key && !v.pods.empty()) {
+      out.push_back(&v);
+    }
+  }
+  std::ranges::sort(out, [](const VictimCandidate* a, const VictimCandidate* b) {
+    return std::tie(a->gpus, a->priority, b->created, a->key) <
+           std::tie(b->gpus, b->priority, a->created, b->key);
+  });
+  return out;
+}
+
+// Drops every victim the preemptor can do without, latest added first (the
+// costliest, by the candidate order).
+void Minimize(const ClusterView& view, const Gang& preemptor,
+              std::vector<const VictimCandidate*>& chosen) {
+  for (size_t i = chosen.size(); i-- > 0;) {
+    ClusterView trial = view;
+    for (size_t j = 0; j < chosen.size(); ++j) {
+      if (j != i) ReleaseVictim(trial, *chosen[j]);
+    }
+    if (MinimumFits(preemptor, trial)) chosen.erase(chosen.begin() + static_cast<ptrdiff_t>(i));
+  }
+}
+
+// (d) Adds candidates until the preemptor's minimum fits, then makes the set
+// minimal. Nothing when even every candidate together is not enough.
+std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& preemptor,
+                                           const std::vector<VictimCandidate>& victims) {
+  ClusterView trial = view;
+  std::vector<const VictimCandidate*> chosen;
+  bool fits = false;
+  for (const VictimCandidate* candidate : Eligible(preemptor, victims)) {
+    ReleaseVictim(trial, *candidate);
+    chosen.push_back(candidate);
+    if ((fits = MinimumFits(preemptor, trial))) break;
+  }
+  if (!fits) return std::nullopt;
+  Minimize(view, preemptor, chosen);
+  Preemption preemption{.preemptor = preemptor.key};
+  for (const VictimCandidate* victim : chosen) {
+    preemption.victims.push_back(victim->key);
+    preemption.pods.insert(preemption.pods.end(), victim->pods.begin(), victim->pods.end());
+  }
+  return preemption;
+}
+
+}  // namespace
+
+PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
+                   const std::vector<VictimCandidate>& victims, Time now,
+                   const PassConfig& config) {
+  PassResult result;
+  ClusterView left = view;
+  std::ranges::sort(gangs, GangOrder);
+  ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
+  Admit(left, gangs, result.admitted);
+  const Gang* preemptor = PlanAll(left, gangs, result);
+  // The preemptor is not reserved for now: its capacity frees only once the
+  // victims are gone, and a later pass plans it then, ahead of lower gangs.
+  if (config.preemption && preemptor) {
+    result.preemption = ChoosePreemption(left, *preemptor, victims);
+  }
+  return result;
+}
+
+}  // namespace muster::gang

@@ -1,0 +1,427 @@
+// PlanGang: a deterministic greedy best-fit-decreasing placement of one gang.
+//
+// Order of work: pick the pending members the minimum needs (each task's
+// minTaskMember, then minMember; the smallest members, as they fit most
+// easily), place them largest first (GPUs, then cpu, then name), stand an
+// unpicked member in for a picked one that fits nowhere, and only when the
+// whole minimum is placed, place the rest best-effort (elastic gangs), again
+// largest first. Everything works on a local copy of the free capacity.
+#include "gang/planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "gang/feasibility.h"
+#include "gang/gang.h"
+#include "model/quantity.h"
+
+namespace muster::gang {
+namespace {
+
+std::string Pods(int32_t n) { return std::to_string(n) + (n == 1 ? " more pod" : " more pods"); }
+
+// kWaitMembers when fewer pods exist than minMember or a task's
+// minTaskMember: no placement can help until the controller creates them.
+std::optional<Wait> MissingMembers(const Gang& gang) {
+  int32_t exist = 0;
+  int32_t placed = 0;
+  std::map<std::string, int32_t> by_task;
+  for (const Member& m : gang.members) {
+    if (CountsPlaced(m)) ++placed;
+    if (!CountsPlaced(m) && !AwaitsPlacement(m)) continue;  // terminating, about to go
+    ++exist;
+    ++by_task[m.Task()];
+  }
+  const auto wait = [&](const std::string& prefix, int32_t have, int32_t want) {
+    return Wait{.key = gang.key,
+                .reason = kWaitMembers,
+                .message = prefix + std::to_string(have) + "/" + std::to_string(want) +
+                           " members exist: waiting for " + Pods(want - have),
+                .placeable = placed};
+  };
+  if (exist < gang.spec.min_member) return wait("", exist, gang.spec.min_member);
+  for (const auto& [task, min] : gang.spec.min_task_member) {
+    if (by_task[task] < min) return wait("task " + task + ": ", by_task[task], min);
+  }
+  return std::nullopt;
+}
+
+// Why a slot is part of the minimum.
+enum class Pick { kNo, kForTask, kForMembers };
+
+// A pending member the greedy places.
+struct Slot {
+  const Member* member = nullptr;
+  std::string task;
+  std::vector<int64_t> request;  // per resource in Greedy::dims_
+  std::vector<char> admits;      // per node: NodeAdmits
+  std::optional<size_t> node;    // where the greedy put it
+  bool failed = false;           // fitted no node; final, as free only shrinks
+  Pick picked = Pick::kNo;
+};
+
+// One greedy run over a local copy of the free capacity. Resources are held
+// densely (one int64 per name the gang asks for) because the preemption
+// search runs this many times per pass.
+class Greedy {
+ public:
+  // On the view's free capacity or, with `empty_cluster`, on every node's
+  // allocatable less only this gang's own bound and reserved members.
+  Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster);
+
+  // Places what minTaskMember and minMember need; true when both are met.
+  bool PlaceMinimum();
+  // Places every other pending member that fits (elastic gangs).
+  void PlaceExtras() {
+    for (Slot& slot : slots_) {
+      if (!slot.node && !slot.failed) TryPlace(slot);
+    }
+  }
+  int32_t placeable() const { return placed_before_ + placed_for_min_; }
+  // "6/8 members placeable<where>: 2 need nvidia.com/gpu=8, largest free is 4".
+  std::string Message(std::string_view where, std::string_view free_word) const;
+  GangPlan Plan() const;
+
+ private:
+  void InitSlots(std::vector<Resources>& requests);
+  void InitDims(const std::vector<Resources>& requests);
+  void InitFree(bool empty_cluster);
+  void InitNeeds();
+  void OrderSlots();
+  std::vector<size_t> PickMinimum();
+  bool Substitute(const Slot& failed);
+  bool TryPlace(Slot& slot);
+  bool Fits(const Slot& slot, size_t node) const;
+  std::optional<size_t> ChooseNode(const Slot& slot) const;
+  size_t Blocker(const Slot& slot) const;
+  std::string Shortfall(std::string_view free_word) const;
+
+  const Gang& gang_;
+  const ClusterView& view_;
+  std::vector<std::string> dims_;           // resource names compared, sorted
+  size_t cpu_ = 0;                          // index of cpu in dims_
+  size_t gpu_ = 0;                          // index of nvidia.com/gpu in dims_
+  std::vector<std::vector<int64_t>> free_;  // [node][dim]
+  std::vector<char> used_;                  // nodes holding a member of the gang
+  std::vector<Slot> slots_;                 // largest first
+  std::vector<size_t> smallest_first_;      // indices into slots_
+  int32_t placed_before_ = 0;               // bound, finished or reserved
+  std::map<std::string, int32_t> placed_by_task_;
+  std::map<std::string, int32_t> task_need_;  // pending members each task still needs
+  int32_t member_need_ = 0;                   // beyond the task needs, for minMember
+  int32_t needed_ = 0;                        // placed_before_ + every need
+  int32_t placed_for_min_ = 0;
+  std::vector<size_t> short_;  // slots whose failure left a minimum unmet
+};
+
+Greedy::Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster)
+    : gang_(gang), view_(view) {
+  std::vector<Resources> requests;
+  InitSlots(requests);
+  InitDims(requests);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    for (const std::string& dim : dims_) slots_[i].request.push_back(requests[i].Get(dim));
+  }
+  OrderSlots();
+  InitFree(empty_cluster);
+  InitNeeds();
+}
+
+// slots_ largest first (best-fit decreasing: the hardest members go while
+// most room is left), smallest_first_ the other way round; ties by name.
+void Greedy::OrderSlots() {
+  const auto size = [&](const Slot& s) { return std::pair(s.request[gpu_], s.request[cpu_]); };
+  const auto name = [](const Slot& s) { return std::string_view(s.member->pod->meta.name); };
+  std::ranges::sort(slots_, [&](const Slot& a, const Slot& b) {
+    return size(a) != size(b) ? size(a) > size(b) : name(a) < name(b);
+  });
+  for (size_t i = 0; i < slots_.size(); ++i) smallest_first_.push_back(i);
+  std::ranges::sort(smallest_first_, [&](size_t a, size_t b) {
+    const Slot& x = slots_[a];
+    const Slot& y = slots_[b];
+    return size(x) != size(y) ? size(x) < size(y) : name(x) < name(y);
+  });
+}
+
+void Greedy::InitSlots(std::vector<Resources>& requests) {
+  for (const Member& m : gang_.members) {
+    if (CountsPlaced(m)) {
+      ++placed_before_;
+      ++placed_by_task_[m.Task()];
+    } else if (AwaitsPlacement(m)) {
+      Slot slot{.member = &m, .task = m.Task()};
+      for (const NodeView& node : view_.nodes) slot.admits.push_back(NodeAdmits(node, *m.pod));
+      slots_.push_back(std::move(slot));
+      requests.push_back(SlotRequest(*m.pod));
+    }
+  }
+}
+
+// cpu and GPUs are always present because node choice ranks by them.
+void Greedy::InitDims(const std::vector<Resources>& requests) {
+  std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
+  for (const Resources& r : requests) {
+    for (const auto& [name, amount] : r.entries()) {
+      if (amount > 0) names.push_back(name);
+    }
+  }
+  std::ranges::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  dims_ = std::move(names);
+  cpu_ = std::ranges::find(dims_, kCpu) - dims_.begin();
+  gpu_ = std::ranges::find(dims_, kNvidiaGpu) - dims_.begin();
+}
+
+void Greedy::InitFree(bool empty_cluster) {
+  free_.assign(view_.nodes.size(), std::vector<int64_t>(dims_.size()));
+  used_.assign(view_.nodes.size(), 0);
+  for (size_t n = 0; n < view_.nodes.size(); ++n) {
+    const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
+    for (size_t d = 0; d < dims_.size(); ++d) free_[n][d] = base.Get(dims_[d]);
+  }
+  for (const Member& m : gang_.members) {
+    if (!HoldsNode(m)) continue;
+    const std::optional<size_t> n = FindNode(view_, m.node);
+    if (!n) continue;
+    used_[*n] = 1;
+    if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
+    const Resources held = SlotRequest(*m.pod);
+    for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= held.Get(dims_[d]);
+  }
+}
+
+// Members placed for a task's minimum count towards minMember too, so only
+// what minMember needs beyond the task needs is picked on top of them.
+void Greedy::InitNeeds() {
+  int32_t task_total = 0;
+  for (const auto& [task, min] : gang_.spec.min_task_member) {
+    const int32_t need = std::max(0, min - placed_by_task_[task]);
+    task_need_[task] = need;
+    task_total += need;
+  }
+  member_need_ = std::max(0, gang_.spec.min_member - placed_before_ - task_total);
+  needed_ = placed_before_ + task_total + member_need_;
+}
+
+// Which members make up the minimum: for each task its smallest members,
+// then the smallest of the rest for minMember. Small members are the likeliest
+// to fit; the larger ones follow best-effort as extras.
+std::vector<size_t> Greedy::PickMinimum() {
+  std::map<std::string, int32_t> task_left = task_need_;
+  int32_t member_left = member_need_;
+  std::vector<size_t> picked;
+  for (size_t i : smallest_first_) {
+    const auto it = task_left.find(slots_[i].task);
+    if (it == task_left.end() || it->second == 0) continue;
+    --it->second;
+    slots_[i].picked = Pick::kForTask;
+    picked.push_back(i);
+  }
+  for (size_t i : smallest_first_) {
+    if (member_left == 0) break;
+    if (slots_[i].picked != Pick::kNo) continue;
+    --member_left;
+    slots_[i].picked = Pick::kForMembers;
+    picked.push_back(i);
+  }
+  // Placed largest first (slots_ is in that order): best-fit decreasing.
+  std::ranges::sort(picked);
+  return picked;
+}
+
+// A picked member that fits nowhere may be stood in for by an unpicked one
+// that counts for the same need (its task's, or any for minMember), as
+// members of one task can differ in selectors or size.
+bool Greedy::Substitute(const Slot& failed) {
+  for (size_t i : smallest_first_) {
+    Slot& slot = slots_[i];
+    if (slot.picked != Pick::kNo || slot.failed) continue;
+    if (failed.picked == Pick::kForTask && slot.task != failed.task) continue;
+    slot.picked = failed.picked;
+    if (TryPlace(slot)) return true;
+  }
+  return false;
+}
+
+bool Greedy::PlaceMinimum() {
+  std::vector<size_t> failed;
+  for (size_t i : PickMinimum()) {
+    if (TryPlace(slots_[i])) {
+      ++placed_for_min_;
+    } else {
+      failed.push_back(i);
+    }
+  }
+  for (size_t i : failed) {
+    if (Substitute(slots_[i])) {
+      ++placed_for_min_;
+    } else {
+      short_.push_back(i);
+    }
+  }
+  return short_.empty();
+}
+
+bool Greedy::TryPlace(Slot& slot) {
+  const std::optional<size_t> n = ChooseNode(slot);
+  if (!n) {
+    slot.failed = true;
+    return false;
+  }
+  for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
+  used_[*n] = 1;
+  slot.node = n;
+  return true;
+}
+
+// Only positive requests are compared, as kube-scheduler does.
+bool Greedy::Fits(const Slot& slot, size_t node) const {
+  if (!slot.admits[node]) return false;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (slot.request[d] > 0 && slot.request[d] > free_[node][d]) return false;
+  }
+  return true;
+}
+
+// The hint (a persisted plan) first; then nodes the gang already uses, to
+// keep it close; then best fit: fewest GPUs left, then least cpu left, so
+// whole free nodes stay whole for the next big member.
+std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
+  const auto rank = [&](size_t n) {
+    return std::tuple(used_[n] ? 0 : 1, free_[n][gpu_] - slot.request[gpu_],
+                      free_[n][cpu_] - slot.request[cpu_], std::string_view(view_.nodes[n].name()));
+  };
+  std::optional<size_t> best;
+  for (size_t n = 0; n < view_.nodes.size(); ++n) {
+    if (!Fits(slot, n)) continue;
+    if (!slot.member->hint.empty() && view_.nodes[n].name() == slot.member->hint) return n;
+    if (!best || rank(n) < rank(*best)) best = n;
+  }
+  return best;
+}
+
+// The resource that keeps `slot` off every admitting node: one it asks more
+// of than any of them has free (GPUs preferred), else the one short on the
+// most nodes (the request does not fit whole anywhere: fragmentation).
+size_t Greedy::Blocker(const Slot& slot) const {
+  std::optional<size_t> hard;
+  size_t soft = gpu_;
+  int most = -1;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (slot.request[d] <= 0) continue;
+    int64_t largest = std::numeric_limits<int64_t>::min();
+    int short_on = 0;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      if (!slot.admits[n]) continue;
+      largest = std::max(largest, free_[n][d]);
+      if (slot.request[d] > free_[n][d]) ++short_on;
+    }
+    if (slot.request[d] > largest && (!hard || d == gpu_)) hard = d;
+    if (short_on > most || (short_on == most && d == gpu_)) {
+      most = short_on;
+      soft = d;
+    }
+  }
+  return hard.value_or(soft);
+}
+
+std::string Greedy::Shortfall(std::string_view free_word) const {
+  const int32_t missing = needed_ - placeable();
+  std::map<size_t, int> votes;                     // blocking resource -> members it blocks
+  std::vector<std::pair<size_t, size_t>> blocked;  // (slot, resource)
+  for (size_t i : short_) {
+    if (std::ranges::none_of(slots_[i].admits, [](char a) { return a != 0; })) continue;
+    const size_t d = Blocker(slots_[i]);
+    ++votes[d];
+    blocked.emplace_back(i, d);
+  }
+  if (votes.empty()) {
+    return std::to_string(missing) + " fit no node's selector, affinity or taints";
+  }
+  size_t top = votes.begin()->first;
+  for (const auto& [d, n] : votes) {
+    if (n > votes[top] || (n == votes[top] && d == gpu_)) top = d;
+  }
+  int64_t amount = 0;
+  int64_t largest = 0;
+  for (const auto& [i, d] : blocked) {
+    if (d != top) continue;
+    amount = std::max(amount, slots_[i].request[d]);
+    for (size_t n = 0; n < free_.size(); ++n) {
+      if (slots_[i].admits[n]) largest = std::max(largest, free_[n][d]);
+    }
+  }
+  const std::string& name = dims_[top];
+  return std::to_string(missing) + " need " + name + "=" + FormatResourceQuantity(name, amount) +
+         ", largest " + std::string(free_word) + " is " + FormatResourceQuantity(name, largest);
+}
+
+std::string Greedy::Message(std::string_view where, std::string_view free_word) const {
+  return std::to_string(placeable()) + "/" + std::to_string(needed_) + " members placeable" +
+         std::string(where) + ": " + Shortfall(free_word);
+}
+
+Assignment AssignmentOf(const Member& m, std::string node) {
+  return Assignment{
+      .pod_uid = m.pod->meta.uid, .pod_name = m.pod->meta.name, .node = std::move(node)};
+}
+
+void SortByPodName(std::vector<Assignment>& list) {
+  std::ranges::sort(list, [](const Assignment& a, const Assignment& b) {
+    return std::tie(a.pod_name, a.pod_uid) < std::tie(b.pod_name, b.pod_uid);
+  });
+}
+
+GangPlan Greedy::Plan() const {
+  GangPlan plan{.key = gang_.key};
+  for (const Slot& slot : slots_) {
+    if (slot.node)
+      plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
+  }
+  plan.placement = plan.reserve;
+  for (const Member& m : gang_.members) {
+    if (HoldsNode(m)) plan.placement.push_back(AssignmentOf(m, m.node));
+  }
+  SortByPodName(plan.reserve);
+  SortByPodName(plan.placement);
+  return plan;
+}
+
+}  // namespace
+
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view) {
+  if (std::optional<Wait> wait = MissingMembers(gang)) return *std::move(wait);
+  Greedy now(gang, view, /*empty_cluster=*/false);
+  if (now.PlaceMinimum()) {
+    now.PlaceExtras();
+    return now.Plan();
+  }
+  // Tell "wait for capacity" from "will never fit as specified": only the
+  // former is worth preempting for.
+  Greedy empty(gang, view, /*empty_cluster=*/true);
+  if (!empty.PlaceMinimum()) {
+    return Wait{.key = gang.key,
+                .reason = kWaitNeverFits,
+                .message = empty.Message(" on an empty cluster", "allocatable"),
+                .placeable = now.placeable()};
+  }
+  return Wait{.key = gang.key,
+              .reason = kWaitResources,
+              .message = now.Message("", "free"),
+              .placeable = now.placeable()};
+}
+
+bool MinimumFits(const Gang& gang, const ClusterView& view) {
+  if (MissingMembers(gang)) return false;
+  return Greedy(gang, view, /*empty_cluster=*/false).PlaceMinimum();
+}
+
+}  // namespace muster::gang
