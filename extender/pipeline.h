@@ -5,7 +5,7 @@
 //   kube-scheduler --POST {prefix}/filter--> HTTP layer --> Pipeline::Filter(body) --> VerbReply
 //
 // One file per verb, each reading top to bottom as its steps:
-//   filter.cc      decode -> snapshot -> admission -> gang -> fit -> encode
+//   filter.cc      decode -> snapshot -> admission -> gang -> fit -> pin -> encode
 //   prioritize.cc  decode -> snapshot -> admission -> gang -> score -> encode
 //   preempt.cc     decode -> snapshot -> admission -> gang -> narrow victims -> encode
 //   bind.cc        decode -> reserve (plan + Assume, atomically) -> [the HTTP layer
@@ -44,8 +44,9 @@
 // The default policy: fit on the resources muster manages (nvidia.com/gpu
 // plus PolicyConfig::extra_managed_resources) against the cache; score by GPU
 // binpack (fewer partially used GPU nodes) or, configured, spread. Admission
-// (queue) and gang are pass-through steps that later policies fill in without
-// touching the HTTP layer or the wire code.
+// (queue) is a pass-through step the queue policy fills in. The gang step
+// holds a gang member until the gang controller (gang_controller.h) has
+// reserved its whole gang, then pins it to its reserved node.
 //
 // Thread-safety: a Pipeline is immutable after construction; its methods may
 // run concurrently if its ClusterAccess is thread-safe (ClusterCache is).
