@@ -472,7 +472,8 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
       woken = m.node;
       const auto& gates = m.pod->spec.scheduling_gates;
       auto gate = std::find(gates.begin(), gates.end(), kGangGate);
-      GangWrites::PodPatch patch{.namespace_ = m.pod->meta.namespace_, .name = m.pod->meta.name};
+      GangWrites::PodPatch patch{
+          .namespace_ = m.pod->meta.namespace_, .name = m.pod->meta.name, .uid = m.pod->meta.uid};
       if (gate != gates.end()) {
         patch.json_patch = true;
         patch.body = RemoveGatePatch(static_cast<size_t>(gate - gates.begin()), kGangGate);
@@ -489,7 +490,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     auto written = mem.written.find(g.key);
     if (!(status == group.status) &&
         (written == mem.written.end() || !(written->second == status))) {
-      out.statuses.push_back({group.meta.namespace_, group.meta.name, status});
+      out.statuses.push_back({g.key, group.meta.namespace_, group.meta.name, status});
       mem.written[g.key] = status;
     }
     if (was_applied) {
@@ -623,6 +624,9 @@ void GangController::Execute(GangWrites writes) {
   const size_t events = writes.events.size();
   const size_t evictions = writes.evictions.size();
   std::atomic<int64_t> evicted{0};
+  // What failed is forgotten, so the next pass writes it again.
+  std::vector<char> patch_failed(patches, 0);
+  std::vector<char> status_failed(statuses, 0);
   // Gates first: they decide how soon the gang starts.
   ParallelFor(patches + statuses + events + evictions, options_.io_parallelism, [&](size_t i) {
     if (i < patches) {
@@ -630,8 +634,10 @@ void GangController::Execute(GangWrites writes) {
       StatusOr<std::string> r =
           client_->Patch(kube::ResourceRef::Core("pods", p.namespace_, p.name),
                          p.json_patch ? kube::PatchType::kJson : kube::PatchType::kMerge, p.body);
-      if (!r.ok())
+      if (!r.ok()) {
+        patch_failed[i] = 1;
         spdlog::warn("gang: waking pod {}/{}: {}", p.namespace_, p.name, r.status().ToString());
+      }
       return;
     }
     i -= patches;
@@ -641,6 +647,7 @@ void GangController::Execute(GangWrites writes) {
           client_->Patch(PodGroupsRef().WithNamespace(s.namespace_).WithName(s.name),
                          kube::PatchType::kMerge, kube::EncodePodGroupStatusPatch(s.status));
       if (!r.ok()) {
+        status_failed[i] = 1;
         spdlog::warn("gang: status of PodGroup {}/{}: {}", s.namespace_, s.name,
                      r.status().ToString());
       }
@@ -665,6 +672,12 @@ void GangController::Execute(GangWrites writes) {
       spdlog::warn("gang: evicting {}/{}: {}", v.namespace_, v.name, r.status().ToString());
     }
   });
+  for (size_t i = 0; i < patches; ++i) {
+    if (patch_failed[i]) memory_->woken.erase(writes.pod_patches[i].uid);
+  }
+  for (size_t i = 0; i < statuses; ++i) {
+    if (status_failed[i]) memory_->written.erase(writes.statuses[i].key);
+  }
   if (metrics_->evictions != nullptr) metrics_->evictions->Increment(static_cast<double>(evicted));
   if (patches + evictions > 0) {
     spdlog::info("gang: {} pods woken, {} statuses, {} events, {}/{} evicted", patches, statuses,

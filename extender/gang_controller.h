@@ -84,10 +84,12 @@ struct GangWrites {
   struct PodPatch {
     std::string namespace_;
     std::string name;
+    std::string uid;
     bool json_patch = false;  // JSON patch (gate removal), else merge patch
     std::string body;
   };
   struct GroupStatus {
+    std::string key;
     std::string namespace_;
     std::string name;
     PodGroupStatus status;
