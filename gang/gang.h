@@ -138,6 +138,13 @@ struct VictimCandidate {
 struct PassConfig {
   Duration reservation_timeout = std::chrono::seconds(60);
   bool preemption = true;
+  // The starvation bound. The first gang in order that waits for capacity
+  // and was created at least this long ago becomes the head of the line:
+  // RunPass earmarks the nodes it will start on (the ones nearest to free,
+  // enough for its minimum on empty nodes) and lets no gang behind it start
+  // there, so those nodes drain for it while the others keep backfilling.
+  // Without it, a stream of small gangs can keep a big one waiting forever.
+  Duration head_of_line_after = std::chrono::seconds(10);
 };
 
 // ---------------------------------------------------------------------------
@@ -181,6 +188,10 @@ inline constexpr std::string_view kWaitResources = "NotEnoughResources";  // doe
 inline constexpr std::string_view kWaitNeverFits = "Unplaceable";  // not even on an empty cluster
 
 struct PassResult {
+  // The head of the line (PassConfig::head_of_line_after) and the nodes
+  // kept for it this pass; empty when there is none.
+  std::string head;
+  std::vector<std::string> earmarked;
   // Gangs moving Pending -> Inqueue this pass (Volcano's enqueue): in
   // GangOrder, each whose spec.minResources (nothing when unset) fits the
   // sum of free capacity over schedulable nodes left after the gangs admitted

@@ -519,6 +519,66 @@ TEST(RunPassTest, LaterGangsPlanOnWhatEarlierOnesLeft) {
   EXPECT_THAT(Keys(r.waits), ElementsAre("default/c"));
 }
 
+// The starvation bound: a big gang that has waited past head_of_line_after
+// gets the nodes nearest to free kept for it; the gangs behind it backfill
+// only elsewhere.
+TEST(RunPassTest, HeadOfTheLineKeepsNodesDrainingForABigGang) {
+  // n1 and n2 each run a 4-GPU pod; n3 runs 6 GPUs.
+  const Gang running = MakeGang("running")
+                           .MinMember(3)
+                           .Bound(Worker("r-0", 4), "n1")
+                           .Bound(Worker("r-1", 4), "n2")
+                           .Bound(Worker("r-2", 6), "n3");
+  const ClusterView view =
+      MakeView({GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8)}, {running});
+  const Time created = kNow - std::chrono::seconds(60);
+  const Gang big = WholeNodes("big", 2, 0, created.unix_micros() / 1000000);
+  auto small = [&](const std::string& name, int64_t gpus) {
+    return Gang(
+        MakeGang(name).Created(kNow - std::chrono::seconds(1)).Pending(Worker(name + "-0", gpus)));
+  };
+  struct Case {
+    std::string name;
+    Duration bound;
+    Gang behind;
+    std::vector<std::string> want_planned;
+    std::string want_head;
+    std::vector<std::string> want_earmarked;
+  };
+  const std::vector<Case> cases = {
+      {"bound not reached: the small gang backfills n1",
+       std::chrono::seconds(120),
+       small("s", 4),
+       {"default/s"},
+       "",
+       {}},
+      {"head: n1 and n2 drain for big, a 4-GPU gang waits",
+       std::chrono::seconds(10),
+       small("s", 4),
+       {},
+       "default/big",
+       {"n1", "n2"}},
+      {"head: a 2-GPU gang still backfills on n3",
+       std::chrono::seconds(10),
+       small("t", 2),
+       {"default/t"},
+       "default/big",
+       {"n1", "n2"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    PassConfig config;
+    config.head_of_line_after = c.bound;
+    const PassResult r = RunPass(view, {running, big, c.behind}, {}, kNow, config);
+    EXPECT_EQ(Keys(r.plans), c.want_planned);
+    EXPECT_EQ(r.head, c.want_head);
+    EXPECT_EQ(r.earmarked, c.want_earmarked);
+    if (!c.want_planned.empty() && !c.want_earmarked.empty()) {
+      EXPECT_EQ(r.plans[0].reserve[0].node, "n3");
+    }
+  }
+}
+
 TEST(RunPassTest, ElasticGangAtItsMinimumGetsNoWait) {
   const Gang g = MakeGang("g").MinMember(1).Bound(Worker("w-0", 8), "n1").Pending(Worker("w-1", 8));
   const PassResult r = RunPass(MakeView({GpuNode("n1", 8)}, {g}), {g}, {}, kNow, PassConfig{});

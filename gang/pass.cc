@@ -93,25 +93,93 @@ void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
   }
 }
 
+// The nodes a blocked head gang will start on: the fewest, nearest to free
+// (most free GPUs now, then most free CPU), on which its minimum fits once
+// they are empty. Empty when it fits nowhere even so.
+std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view) {
+  std::vector<size_t> order;
+  for (size_t n = 0; n < view.nodes.size(); ++n) {
+    const NodeView& node = view.nodes[n];
+    const bool usable = node.schedulable && std::ranges::any_of(head.members, [&](const Member& m) {
+                          return AwaitsPlacement(m) && NodeAdmits(node, *m.pod);
+                        });
+    if (usable) order.push_back(n);
+  }
+  std::ranges::stable_sort(order, [&](size_t a, size_t b) {
+    const Resources& fa = view.nodes[a].free;
+    const Resources& fb = view.nodes[b].free;
+    return std::tuple(fa.gpus(), fa.milli_cpu()) > std::tuple(fb.gpus(), fb.milli_cpu());
+  });
+  // The shortest prefix whose emptied nodes hold the minimum (binary search:
+  // a longer prefix never holds less).
+  auto fits_on = [&](size_t count) {
+    ClusterView empty;
+    for (size_t i = 0; i < count; ++i) {
+      NodeView node = view.nodes[order[i]];
+      node.free = node.node->allocatable;
+      empty.nodes.push_back(std::move(node));
+    }
+    std::ranges::sort(empty.nodes, {}, &NodeView::name);
+    return MinimumFits(head, empty);
+  };
+  if (order.empty() || !fits_on(order.size())) return {};
+  size_t lo = 1, hi = order.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fits_on(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  order.resize(lo);
+  return order;
+}
+
+// The view the gangs behind the head plan on: the earmarked nodes offer
+// nothing.
+ClusterView WithoutEarmarked(const ClusterView& view, const std::vector<size_t>& earmarked) {
+  ClusterView masked = view;
+  for (size_t n : earmarked) masked.nodes[n].free = Resources();
+  return masked;
+}
+
 // (c) Plans every gang with members to place (but the just expired), in
-// order, each on what the earlier plans left. Returns the gang preemption may serve: the first that
-// waits for capacity and has no preemption in flight.
-const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, PassResult& result) {
+// order, each on what the earlier plans left; once a head of the line is
+// found, the gangs behind it plan without its earmarked nodes. Returns the
+// gang preemption may serve: the first that waits for capacity and has no
+// preemption in flight.
+const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
+                    const PassConfig& config, PassResult& result) {
   const Gang* preemptor = nullptr;
+  std::vector<size_t> earmarked;
+  std::optional<ClusterView> masked;  // set once a head is found
   for (const Gang& gang : gangs) {
     if (std::ranges::none_of(gang.members, AwaitsPlacement)) continue;
     // An expired gang sits this pass out, so the capacity it let go goes to
     // the gangs behind it first instead of straight back to it.
     if (std::ranges::find(result.expired, gang.key) != result.expired.end()) continue;
-    std::variant<GangPlan, Wait> decision = PlanGang(gang, view);
+    std::variant<GangPlan, Wait> decision = PlanGang(gang, masked ? *masked : view);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
       Reserve(view, gang, *plan);
+      if (masked) Reserve(*masked, gang, *plan);
       result.plans.push_back(std::move(*plan));
       continue;
     }
     Wait& wait = std::get<Wait>(decision);
-    if (!preemptor && wait.reason == kWaitResources && !gang.preempting) preemptor = &gang;
+    const bool short_of_capacity = wait.reason == kWaitResources;
+    if (!preemptor && short_of_capacity && !gang.preempting) preemptor = &gang;
+    if (!masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
+      earmarked = EarmarkFor(gang, view);
+      if (!earmarked.empty()) {
+        masked = WithoutEarmarked(view, earmarked);
+        result.head = gang.key;
+        for (size_t n : earmarked) result.earmarked.push_back(view.nodes[n].name());
+        wait.message +=
+            "; head of the line: " + std::to_string(earmarked.size()) + " node(s) kept free for it";
+      }
+    }
     result.waits.push_back(std::move(wait));
   }
   return preemptor;
@@ -183,7 +251,7 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
   Admit(left, gangs, result.admitted);
-  const Gang* preemptor = PlanAll(left, gangs, result);
+  const Gang* preemptor = PlanAll(left, gangs, now, config, result);
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.
   if (config.preemption && preemptor) {
