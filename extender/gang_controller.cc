@@ -362,11 +362,14 @@ GangController::GangController(ClusterAccess* cluster, kube::Client* client, con
                         .Help("Gang admission to minMember members bound.")
                         .Register(*registry)
                         .Add({}, prometheus::Histogram::BucketBoundaries{
-                                     0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600});
+                                     0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 30,
+                                     60, 120, 300, 600});
   metrics_->partial_gpu_seconds =
       &prometheus::BuildCounter()
            .Name("muster_gang_partial_gpu_seconds_total")
-           .Help("GPU-seconds held by bound members of gangs below minMember (should stay 0).")
+           .Help(
+               "GPU-seconds held by bound members of gangs whose bound and reserved members "
+               "are short of minMember (should stay 0).")
            .Register(*registry)
            .Add({});
   auto& reservations = prometheus::BuildCounter()
@@ -397,12 +400,49 @@ GangController::~GangController() { Stop(); }
 
 void GangController::Start() {
   stop_ = false;
+  {
+    std::lock_guard<std::mutex> lock(writes_mu_);
+    writer_running_ = true;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
   thread_ = std::thread([this] { Loop(); });
 }
 
 void GangController::Stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+  writes_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  std::lock_guard<std::mutex> lock(writes_mu_);
+  writer_running_ = false;
+}
+
+void GangController::WriterLoop() {
+  for (;;) {
+    GangWrites batch;
+    {
+      std::unique_lock<std::mutex> lock(writes_mu_);
+      writes_cv_.wait(lock, [this] { return stop_ || !queued_writes_.empty(); });
+      // Unwritten batches are dropped on stop: a restarted extender plans
+      // and writes everything again.
+      if (stop_) return;
+      batch = std::move(queued_writes_.front());
+      queued_writes_.pop_front();
+    }
+    Failed failed = Execute(batch);
+    std::lock_guard<std::mutex> lock(writes_mu_);
+    auto append = [](std::vector<std::string>& to, std::vector<std::string>& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    };
+    append(failed_writes_.woken, failed.woken);
+    append(failed_writes_.written, failed.written);
+  }
+}
+
+void GangController::Forget(const Failed& failed) {
+  for (const std::string& uid : failed.woken) memory_->woken.erase(uid);
+  for (const std::string& key : failed.written) memory_->written.erase(key);
 }
 
 void GangController::Loop() {
@@ -424,6 +464,13 @@ bool GangController::ShouldRun(Time now) {
 
 void GangController::RunPass() {
   const Time now = clock_.Now();
+  bool async = false;
+  {
+    std::lock_guard<std::mutex> lock(writes_mu_);
+    Forget(failed_writes_);
+    failed_writes_ = {};
+    async = writer_running_;
+  }
   GangInputs inputs;
   cluster_->Exclusive([&](ClusterState& state) {
     memory_->last_generation =
@@ -438,7 +485,15 @@ void GangController::RunPass() {
       [&](ClusterState& state) { applied = ApplyPass(state, inputs, result, ttl); });
   GangWrites writes = Writes(inputs, result, applied, now);
   Account(inputs, now);
-  Execute(std::move(writes));
+  if (!async) {
+    Forget(Execute(writes));
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(writes_mu_);
+    queued_writes_.push_back(std::move(writes));
+  }
+  writes_cv_.notify_one();
 }
 
 GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResult& result,
@@ -585,8 +640,15 @@ void GangController::Account(const GangInputs& inputs, Time now) {
   mem.last_pass = now;
   std::map<std::string, int64_t, std::less<>> phases;
   for (const gang::Gang& g : inputs.gangs) {
+    // Partial: members hold GPUs while the gang is not sure to start, i.e.
+    // bound and reserved members together are short of minMember. A gang
+    // whose whole reservation is being claimed pod by pod is not partial.
     const int32_t scheduled = Scheduled(g);
-    if (scheduled > 0 && scheduled < g.spec.min_member && metrics_->partial_gpu_seconds) {
+    const auto reserved = static_cast<int32_t>(
+        std::count_if(g.members.begin(), g.members.end(),
+                      [](const gang::Member& m) { return m.state == MemberState::kReserved; }));
+    if (scheduled > 0 && scheduled + reserved < g.spec.min_member &&
+        metrics_->partial_gpu_seconds) {
       metrics_->partial_gpu_seconds->Increment(dt * static_cast<double>(BoundGpus(g)));
     }
     auto written = mem.written.find(g.key);
@@ -617,8 +679,8 @@ void GangController::Account(const GangInputs& inputs, Time now) {
   }
 }
 
-void GangController::Execute(GangWrites writes) {
-  if (client_ == nullptr) return;
+GangController::Failed GangController::Execute(const GangWrites& writes) {
+  if (client_ == nullptr) return {};
   const size_t patches = writes.pod_patches.size();
   const size_t statuses = writes.statuses.size();
   const size_t events = writes.events.size();
@@ -672,17 +734,19 @@ void GangController::Execute(GangWrites writes) {
       spdlog::warn("gang: evicting {}/{}: {}", v.namespace_, v.name, r.status().ToString());
     }
   });
+  Failed failed;
   for (size_t i = 0; i < patches; ++i) {
-    if (patch_failed[i]) memory_->woken.erase(writes.pod_patches[i].uid);
+    if (patch_failed[i]) failed.woken.push_back(writes.pod_patches[i].uid);
   }
   for (size_t i = 0; i < statuses; ++i) {
-    if (status_failed[i]) memory_->written.erase(writes.statuses[i].key);
+    if (status_failed[i]) failed.written.push_back(writes.statuses[i].key);
   }
   if (metrics_->evictions != nullptr) metrics_->evictions->Increment(static_cast<double>(evicted));
   if (patches + evictions > 0) {
     spdlog::info("gang: {} pods woken, {} statuses, {} events, {}/{} evicted", patches, statuses,
                  events, evicted.load(), evictions);
   }
+  return failed;
 }
 
 std::string GangController::DebugJson() const {

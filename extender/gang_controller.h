@@ -10,7 +10,8 @@
 //                muster.io/gang-plan annotation; a plan whose capacity went
 //                to someone else meanwhile is dropped whole and retried;
 //                expired reservations are forgotten;
-//   4. act     - API writes, several at a time: lift the muster.io/gang
+//   4. act     - API writes, several at a time, on a writer thread so the
+//                next pass need not wait for them: lift the muster.io/gang
 //                scheduling gate of reserved members, or touch ungated ones
 //                (an annotation) so kube-scheduler retries them now rather
 //                than after its unschedulable flush; PodGroup status; Events;
@@ -23,12 +24,15 @@
 // re-plans every gang; members of a gang with a bound member are steered to
 // the nodes of the muster.io/gang-plan annotation that bound member carries.
 //
-// Thread-safety: RunPass() must not run concurrently with itself; Run() calls
-// it from one thread. Debug() may be called from any thread.
+// Thread-safety: RunPass() must not run concurrently with itself; Start()
+// runs it from one thread (and the writes on another). DebugJson() may be
+// called from any thread. Without Start(), RunPass() writes synchronously.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -144,7 +148,14 @@ class GangController {
   GangWrites Writes(const GangInputs& inputs, const gang::PassResult& result,
                     const std::vector<std::string>& applied, Time now);
   void Account(const GangInputs& inputs, Time now);
-  void Execute(GangWrites writes);
+  // The writes that failed, to be written again by a later pass.
+  struct Failed {
+    std::vector<std::string> woken;    // pod uids
+    std::vector<std::string> written;  // gang keys
+  };
+  Failed Execute(const GangWrites& writes);
+  void Forget(const Failed& failed);
+  void WriterLoop();
 
   ClusterAccess* const cluster_;
   kube::Client* const client_;
@@ -156,6 +167,13 @@ class GangController {
   std::string debug_json_ = "[]";
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  // The writer thread's queue, and what it failed to write.
+  std::mutex writes_mu_;
+  std::condition_variable writes_cv_;
+  std::deque<GangWrites> queued_writes_;
+  Failed failed_writes_;
+  bool writer_running_ = false;
+  std::thread writer_;
 };
 
 }  // namespace muster::extender

@@ -122,14 +122,14 @@ Status TransportError(httplib::Error err, const std::string& what) {
 
 class HttplibTransport final : public HttpTransport {
  public:
-  HttplibTransport(const ClientConfig& config, ServerUrl url, X509StorePtr ca, X509Ptr cert,
-                   EvpPkeyPtr key)
+  // REQUIRES: config.ca_pem is empty or parses (CertStoreFromPem).
+  HttplibTransport(const ClientConfig& config, ServerUrl url, X509Ptr cert, EvpPkeyPtr key)
       : url_(std::move(url)),
         insecure_(config.insecure_skip_tls_verify),
         timeout_(std::max(config.timeout, Duration(std::chrono::milliseconds(1)))),
         max_connections_(std::max(config.max_connections, 1)),
         user_agent_(config.user_agent),
-        ca_(std::move(ca)),
+        ca_pem_(config.ca_pem),
         cert_(std::move(cert)),
         key_(std::move(key)),
         token_(config.bearer_token, config.bearer_token_file) {}
@@ -151,7 +151,8 @@ class HttplibTransport final : public HttpTransport {
   const Duration timeout_;
   const int max_connections_;
   const std::string user_agent_;
-  const X509StorePtr ca_;
+  // The CA bundle; every connection gets its own X509_STORE from it (NewConn).
+  const std::string ca_pem_;
   const X509Ptr cert_;
   const EvpPkeyPtr key_;
   TokenSource token_;
@@ -167,10 +168,21 @@ std::unique_ptr<Conn> HttplibTransport::NewConn(bool keep_alive) {
   auto conn = std::make_unique<Conn>();
   if (url_.tls) {
     auto ssl = std::make_unique<httplib::SSLClient>(url_.host, url_.port, cert_.get(), key_.get());
-    if (ca_) {
-      // set_ca_cert_store takes ownership of one reference.
-      X509_STORE_up_ref(ca_.get());
-      ssl->set_ca_cert_store(ca_.get());
+    if (!ca_pem_.empty()) {
+      // A store per connection, never one shared: cpp-httplib 0.11 adds the
+      // system's default verify paths to the client's store on its first
+      // handshake, unlocked, and new connections handshaking at once on a
+      // shared store corrupted the heap (seen with the gang controller's
+      // parallel writes right after a restart). set_ca_cert_store takes
+      // ownership of the store.
+      StatusOr<X509StorePtr> store = CertStoreFromPem(ca_pem_);
+      if (store.ok()) ssl->set_ca_cert_store(store->release());
+      // Without a CA path cpp-httplib also loads the system's CA bundle into
+      // the store on the first handshake: ~100 ms of parsing per connection,
+      // and every public CA trusted for the API server. A directory that
+      // cannot exist adds a lookup that finds nothing, so only the
+      // kubeconfig's CA is trusted.
+      ssl->set_ca_cert_path("", "/dev/null/muster-trusts-only-the-kubeconfig-ca");
     }
     ssl->enable_server_certificate_verification(!insecure_);
     conn->cli = std::move(ssl);
@@ -337,13 +349,11 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
 
 StatusOr<std::unique_ptr<HttpTransport>> NewHttpTransport(const ClientConfig& config) {
   MUSTER_ASSIGN_OR_RETURN(ServerUrl url, ParseServerUrl(config.server));
-  X509StorePtr ca;
   X509Ptr cert;
   EvpPkeyPtr key;
   if (!config.ca_pem.empty()) {
     StatusOr<X509StorePtr> store = CertStoreFromPem(config.ca_pem);
     if (!store.ok()) return store.status().Annotate("certificate authority");
-    ca = std::move(store).value();
   }
   if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
     StatusOr<X509Ptr> c = CertificateFromPem(config.client_cert_pem);
@@ -358,8 +368,8 @@ StatusOr<std::unique_ptr<HttpTransport>> NewHttpTransport(const ClientConfig& co
     key = std::move(k).value();
   }
   IgnoreSigpipeOnce();
-  return std::unique_ptr<HttpTransport>(std::make_unique<HttplibTransport>(
-      config, std::move(url), std::move(ca), std::move(cert), std::move(key)));
+  return std::unique_ptr<HttpTransport>(
+      std::make_unique<HttplibTransport>(config, std::move(url), std::move(cert), std::move(key)));
 }
 
 }  // namespace muster::kube

@@ -6,8 +6,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kube/client/client.h"
@@ -206,6 +208,28 @@ TEST_F(TlsTest, RejectsServersAndClientsItCannotTrust) {
           << s;
       EXPECT_EQ(peers().size(), before);  // the request never reached a handler
     }
+  }
+}
+
+// Many connections opening at once, each with its first TLS handshake (the
+// extender's gang writes after a restart): all succeed. With one CA store
+// shared by every connection, cpp-httplib's unlocked first-handshake setup
+// corrupted the heap (under ASan: a heap-use-after-free or double free).
+TEST_F(TlsTest, ManyFirstHandshakesAtOnce) {
+  ClientConfig config = Config();
+  config.max_connections = 6;
+  for (int round = 0; round < 20; ++round) {
+    StatusOr<std::unique_ptr<Client>> client = Client::New(config);
+    ASSERT_TRUE(client.ok()) << client.status();
+    std::vector<std::thread> threads;
+    std::atomic<int> failed{0};
+    for (int t = 0; t < 6; ++t) {
+      threads.emplace_back([&] {
+        if (!(*client)->List(ResourceRef::Core("nodes")).ok()) ++failed;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(failed.load(), 0) << "round " << round;
   }
 }
 
