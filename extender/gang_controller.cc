@@ -323,6 +323,23 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
   return applied;
 }
 
+void PendingWrites::Add(GangWrites writes) {
+  for (GangWrites::PodPatch& p : writes.pod_patches) pod_patches[p.uid] = std::move(p);
+  for (GangWrites::GroupStatus& s : writes.statuses) statuses[s.key] = std::move(s);
+  std::move(writes.events.begin(), writes.events.end(), std::back_inserter(events));
+  std::move(writes.evictions.begin(), writes.evictions.end(), std::back_inserter(evictions));
+}
+
+GangWrites PendingWrites::Take() {
+  GangWrites out;
+  for (auto& [uid, p] : pod_patches) out.pod_patches.push_back(std::move(p));
+  for (auto& [key, s] : statuses) out.statuses.push_back(std::move(s));
+  out.events = std::move(events);
+  out.evictions = std::move(evictions);
+  *this = PendingWrites();
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // The controller.
 
@@ -334,6 +351,7 @@ struct GangController::Memory {
   std::set<std::string> started;                  // gangs that reached minMember once
   std::map<std::string, std::string> woken;       // pod uid -> node it was woken/ungated for
   std::map<std::string, PodGroupStatus> written;  // gang key -> status last written
+  std::map<std::string, Time> written_at;         // gang key -> when
   std::optional<Time> last_pass;
   uint64_t last_generation = ~uint64_t{0};
 };
@@ -422,12 +440,11 @@ void GangController::WriterLoop() {
     GangWrites batch;
     {
       std::unique_lock<std::mutex> lock(writes_mu_);
-      writes_cv_.wait(lock, [this] { return stop_ || !queued_writes_.empty(); });
-      // Unwritten batches are dropped on stop: a restarted extender plans
+      writes_cv_.wait(lock, [this] { return stop_ || !queued_writes_.Empty(); });
+      // Unwritten writes are dropped on stop: a restarted extender plans
       // and writes everything again.
       if (stop_) return;
-      batch = std::move(queued_writes_.front());
-      queued_writes_.pop_front();
+      batch = queued_writes_.Take();
     }
     Failed failed = Execute(batch);
     std::lock_guard<std::mutex> lock(writes_mu_);
@@ -491,9 +508,29 @@ void GangController::RunPass() {
   }
   {
     std::lock_guard<std::mutex> lock(writes_mu_);
-    queued_writes_.push_back(std::move(writes));
+    queued_writes_.Add(std::move(writes));
   }
   writes_cv_.notify_one();
+}
+
+bool GangController::StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen,
+                                        const std::string& key, Time now) const {
+  if (status == seen) return false;
+  auto written = memory_->written.find(key);
+  if (written == memory_->written.end()) return true;
+  const PodGroupStatus& last = written->second;
+  if (last == status) return false;
+  // A waiting gang's message follows the free capacity ("largest free is
+  // 4"), which moves with every pod: rewrite it now and then, not per pass.
+  const bool same_but_words =
+      last.phase == status.phase && last.running == status.running &&
+      last.succeeded == status.succeeded && last.failed == status.failed &&
+      last.conditions.size() == status.conditions.size() &&
+      (last.conditions.empty() || (last.conditions[0].type == status.conditions[0].type &&
+                                   last.conditions[0].reason == status.conditions[0].reason));
+  if (!same_but_words) return true;
+  auto at = memory_->written_at.find(key);
+  return at == memory_->written_at.end() || now - at->second >= options_.status_message_interval;
 }
 
 GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResult& result,
@@ -542,11 +579,10 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     const gang::Wait* wait = WaitOf(result, g.key);
     const bool admitted = Contains(result.admitted, g.key) || was_applied;
     PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, now);
-    auto written = mem.written.find(g.key);
-    if (!(status == group.status) &&
-        (written == mem.written.end() || !(written->second == status))) {
+    if (StatusWorthWriting(status, group.status, g.key, now)) {
       out.statuses.push_back({g.key, group.meta.namespace_, group.meta.name, status});
       mem.written[g.key] = status;
+      mem.written_at[g.key] = now;
     }
     if (was_applied) {
       for (const gang::GangPlan& p : result.plans) {
@@ -667,7 +703,7 @@ void GangController::Account(const GangInputs& inputs, Time now) {
     for (auto it = m->begin(); it != m->end();)
       it = keys.count(it->first) ? std::next(it) : m->erase(it);
   }
-  for (auto* m : {&mem.reserved_since, &mem.admitted_at}) {
+  for (auto* m : {&mem.reserved_since, &mem.admitted_at, &mem.written_at}) {
     for (auto it = m->begin(); it != m->end();)
       it = keys.count(it->first) ? std::next(it) : m->erase(it);
   }

@@ -32,7 +32,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -67,7 +66,10 @@ struct GangControllerOptions {
   std::chrono::milliseconds resync_interval{1000};
   // A gang that evicted victims does not evict again before this.
   std::chrono::seconds preemption_grace{30};
-  int io_parallelism = 16;  // API writes in flight per pass
+  int io_parallelism = 16;  // API writes in flight
+  // A waiting gang's Unschedulable message is rewritten at most this often
+  // when only its words changed (a phase or count change is written at once).
+  std::chrono::seconds status_message_interval{5};
 };
 
 // What gang/ needs, read from the cache.
@@ -109,6 +111,21 @@ struct GangWrites {
   std::vector<Evict> evictions;
 };
 
+// Writes not yet sent, coalesced: the latest patch per pod and status per
+// PodGroup replace older ones (a slow API server then sees one write per
+// object, not a backlog); events and evictions all go.
+struct PendingWrites {
+  std::map<std::string, GangWrites::PodPatch> pod_patches;  // by pod uid
+  std::map<std::string, GangWrites::GroupStatus> statuses;  // by gang key
+  std::vector<Event> events;
+  std::vector<GangWrites::Evict> evictions;
+  void Add(GangWrites writes);
+  GangWrites Take();  // everything, in send order; leaves this empty
+  bool Empty() const {
+    return pod_patches.empty() && statuses.empty() && events.empty() && evictions.empty();
+  }
+};
+
 // The JSON patch that removes gate `gate` at `index` of a pod's
 // spec.schedulingGates, guarded by a test so a list changed meanwhile
 // fails the patch rather than removing another gate.
@@ -148,6 +165,8 @@ class GangController {
   GangWrites Writes(const GangInputs& inputs, const gang::PassResult& result,
                     const std::vector<std::string>& applied, Time now);
   void Account(const GangInputs& inputs, Time now);
+  bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen,
+                          const std::string& key, Time now) const;
   // The writes that failed, to be written again by a later pass.
   struct Failed {
     std::vector<std::string> woken;    // pod uids
@@ -170,7 +189,7 @@ class GangController {
   // The writer thread's queue, and what it failed to write.
   std::mutex writes_mu_;
   std::condition_variable writes_cv_;
-  std::deque<GangWrites> queued_writes_;
+  PendingWrites queued_writes_;
   Failed failed_writes_;
   bool writer_running_ = false;
   std::thread writer_;

@@ -225,6 +225,37 @@ TEST(GangControllerTest, UnclaimedReservationsExpireAndFreeTheCapacity) {
   EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 2) << "planned again on the next pass";
 }
 
+// A slow API server sees one write per object: later patches and statuses
+// replace queued ones; events and evictions are all kept.
+TEST(GangControllerTest, PendingWritesCoalescePerObject) {
+  PendingWrites pending;
+  auto status = [](std::string phase) {
+    PodGroupStatus s;
+    s.phase = std::move(phase);
+    return s;
+  };
+  GangWrites first;
+  first.pod_patches = {{.namespace_ = "ml", .name = "a-0", .uid = "u0", .body = "old"}};
+  first.statuses = {{"ml/a", "ml", "a", status("Pending")}};
+  first.events.push_back(Event{.reason = "GangReserved"});
+  GangWrites second;
+  second.pod_patches = {{.namespace_ = "ml", .name = "a-0", .uid = "u0", .body = "new"},
+                        {.namespace_ = "ml", .name = "a-1", .uid = "u1", .body = "b"}};
+  second.statuses = {{"ml/a", "ml", "a", status("Inqueue")}};
+  second.events.push_back(Event{.reason = "GangReservationExpired"});
+  second.evictions = {{"ml", "lo-0", "ul"}};
+  pending.Add(first);
+  pending.Add(second);
+  const GangWrites out = pending.Take();
+  EXPECT_TRUE(pending.Empty());
+  ASSERT_EQ(out.pod_patches.size(), 2u);
+  EXPECT_EQ(out.pod_patches[0].body, "new");
+  ASSERT_EQ(out.statuses.size(), 1u);
+  EXPECT_EQ(out.statuses[0].status.phase, "Inqueue");
+  EXPECT_EQ(out.events.size(), 2u);
+  EXPECT_EQ(out.evictions.size(), 1u);
+}
+
 TEST(GangControllerTest, RemoveGatePatchTestsTheGateFirst) {
   EXPECT_EQ(RemoveGatePatch(1, kGangGate),
             R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"
