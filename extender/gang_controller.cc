@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
@@ -358,6 +359,7 @@ struct GangController::Memory {
 
 struct GangController::Metrics {
   prometheus::Histogram* wait = nullptr;
+  prometheus::Histogram* pass = nullptr;
   prometheus::Counter* partial_gpu_seconds = nullptr;
   prometheus::Counter* made = nullptr;
   prometheus::Counter* expired = nullptr;
@@ -382,6 +384,15 @@ GangController::GangController(ClusterAccess* cluster, kube::Client* client, con
                         .Add({}, prometheus::Histogram::BucketBoundaries{
                                      0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 5, 7.5, 10, 30,
                                      60, 120, 300, 600});
+  metrics_->pass =
+      &prometheus::BuildHistogram()
+           .Name("muster_gang_pass_duration_seconds")
+           .Help(
+               "One gang controller pass: inputs, decision, reservation (not the "
+               "API writes, which run on their own thread).")
+           .Register(*registry)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                            0.025, 0.05, 0.1, 0.25, 0.5, 1});
   metrics_->partial_gpu_seconds =
       &prometheus::BuildCounter()
            .Name("muster_gang_partial_gpu_seconds_total")
@@ -480,6 +491,7 @@ bool GangController::ShouldRun(Time now) {
 }
 
 void GangController::RunPass() {
+  const auto started = std::chrono::steady_clock::now();
   const Time now = clock_.Now();
   bool async = false;
   {
@@ -502,6 +514,11 @@ void GangController::RunPass() {
       [&](ClusterState& state) { applied = ApplyPass(state, inputs, result, ttl); });
   GangWrites writes = Writes(inputs, result, applied, now);
   Account(inputs, now);
+  if (metrics_->pass != nullptr) {
+    // The wall time, not the injected clock: this is a cost, not a decision.
+    metrics_->pass->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   if (!async) {
     Forget(Execute(writes));
     return;

@@ -1,0 +1,88 @@
+// The gang controller's decision on a 1000-node cluster (gang::RunPass): the
+// part of every pass that grows with nodes and gangs. Each state is
+// measured as the gang wait bench (bench/gang_wait.sh) meets it: a cluster
+// half busy, gangs of 2..100 pods arriving, some waiting for their pods.
+//
+//   RunPass/<gangs>/<pending members>: `gangs` PodGroups, half running; of
+//   the others, pending gangs of up to 100 members to plan.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "gang/gang.h"
+#include "gang/testing/builders.h"
+#include "model/testing/builders.h"
+
+namespace muster::gang {
+namespace {
+
+using ::muster::test::MakeNode;
+using ::muster::test::MakePod;
+using test::MakeGang;
+using test::MakeView;
+
+constexpr int kNodes = 1000;
+const Time kNow = Time::FromUnixSeconds(10'000);
+
+std::vector<Node> Nodes() {
+  std::vector<Node> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(MakeNode("node-" + std::to_string(i))
+                        .Cpu("96")
+                        .Memory("1536Gi")
+                        .Gpu(8)
+                        .Pods(110)
+                        .Label("network.muster.io/rack", "rack-" + std::to_string(i / 125)));
+  }
+  return nodes;
+}
+
+// Gang g: `size` members of `gpus` GPUs; running ones bound round-robin.
+Gang GangOf(int g, int size, int gpus, bool running) {
+  const std::string name = "g" + std::to_string(g);
+  auto b = MakeGang(name).MinMember(size).Created(kNow - std::chrono::seconds(g % 7));
+  for (int i = 0; i < size; ++i) {
+    Pod pod = MakePod(name + "-" + std::to_string(i))
+                  .Uid(name + "-uid-" + std::to_string(i))
+                  .Cpu("1")
+                  .Memory("4Gi")
+                  .Gpu(gpus);
+    if (running) {
+      b.Bound(pod, "node-" + std::to_string((g * 131 + i * 7) % kNodes));
+    } else {
+      b.Pending(pod);
+    }
+  }
+  return b;
+}
+
+void BM_RunPass(benchmark::State& state) {
+  const int gangs = static_cast<int>(state.range(0));
+  const int waiting = static_cast<int>(state.range(1));
+  constexpr int kSizes[] = {2, 4, 8, 16, 32, 64, 100};
+  std::vector<Gang> all;
+  for (int g = 0; g < gangs; ++g) {
+    const bool running = g >= waiting;
+    all.push_back(GangOf(g, kSizes[g % 7], 1 + g % 3, running));
+  }
+  const ClusterView view = MakeView(Nodes(), all);
+  int64_t planned = 0;
+  for (auto _ : state) {
+    PassResult result = RunPass(view, all, {}, kNow, PassConfig{});
+    planned += static_cast<int64_t>(result.plans.size());
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["plans/pass"] =
+      benchmark::Counter(static_cast<double>(planned) / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_RunPass)
+    ->ArgNames({"gangs", "waiting"})
+    ->Args({60, 0})
+    ->Args({60, 1})
+    ->Args({60, 5})
+    ->Args({200, 5})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace muster::gang
