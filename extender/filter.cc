@@ -135,15 +135,22 @@ FilterVerdicts FitAll(const Candidates& candidates, const PodDemand& demand,
   return out;
 }
 
-// Every candidate but `node` fails, unresolvably: the pod's gang reserved
-// `node` for it, and only there does it start with its gang.
-void PinTo(const std::string& node, const Candidates& candidates, FilterVerdicts* verdicts) {
-  const auto elsewhere = static_cast<uint32_t>(verdicts->distinct.size());
-  verdicts->distinct.push_back(Failed(Verdict::kUnresolvable, kReasonReservedElsewhere,
-                                      "reserved for its gang on node " + node));
+// A reserved gang member: every candidate but `node` fails, unresolvably
+// (its gang reserved `node` for it, and only there does it start with its
+// gang); `node` itself is fitted as usual, the reservation credited. Only
+// that one node is looked up: a gang of 100 on 1000 nodes is 100 filters.
+FilterVerdicts PinTo(const std::string& node, const Candidates& candidates, const PodDemand& demand,
+                     const ClusterSnapshot& snapshot) {
+  constexpr uint32_t kElsewhere = 0;
+  constexpr uint32_t kThere = 1;
+  FilterVerdicts out{.distinct = {Failed(Verdict::kUnresolvable, kReasonReservedElsewhere,
+                                         "reserved for its gang on node " + node),
+                                  FitOnNode(demand, snapshot.FindNode(node))},
+                     .of_node = std::vector<uint32_t>(candidates.names.size(), kElsewhere)};
   for (size_t i = 0; i < candidates.names.size(); ++i) {
-    if (candidates.names[i] != node) verdicts->of_node[i] = elsewhere;
+    if (candidates.names[i] == node) out.of_node[i] = kThere;
   }
+  return out;
 }
 
 kube::FilterReplyView::Outcome OutcomeOf(Verdict verdict) {
@@ -228,9 +235,10 @@ VerbReply Pipeline::Filter(std::string_view body) const {
   }
   // fit: every candidate against the cache, not against the request's nodes.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
-  FilterVerdicts verdicts = FitAll(request->candidates, demand, snapshot);
-  // gang: a reserved member goes to its reserved node only.
-  if (!gate.pinned_node.empty()) PinTo(gate.pinned_node, request->candidates, &verdicts);
+  // (a reserved gang member: its reserved node only.)
+  const FilterVerdicts verdicts =
+      gate.pinned_node.empty() ? FitAll(request->candidates, demand, snapshot)
+                               : PinTo(gate.pinned_node, request->candidates, demand, snapshot);
   // encode: the reply in the request's form.
   return EncodeFilterReply(request->candidates, verdicts);
 }

@@ -5,7 +5,7 @@
 //   kube-scheduler --POST {prefix}/filter--> HTTP layer --> Pipeline::Filter(body) --> VerbReply
 //
 // One file per verb, each reading top to bottom as its steps:
-//   filter.cc      decode -> snapshot -> admission -> gang -> fit -> pin -> encode
+//   filter.cc      decode -> snapshot -> admission -> gang -> fit (or pin) -> encode
 //   prioritize.cc  decode -> snapshot -> admission -> gang -> score -> encode
 //   preempt.cc     decode -> snapshot -> admission -> gang -> narrow victims -> encode
 //   bind.cc        decode -> reserve (plan + Assume, atomically) -> [the HTTP layer
