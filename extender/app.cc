@@ -113,6 +113,16 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          f.gang.pass.reservation_timeout = *timeout;
          return Status::Ok();
        }},
+      {"gang-head-of-line-after",
+       [](const std::string& v, ExtenderFlags& f) {
+         StatusOr<Duration> after = ParseGoDuration(v);
+         if (!after.ok() || after->count() < 0) {
+           return FlagError("gang-head-of-line-after",
+                            "\"" + v + "\" is not a duration (e.g. 0s, 10s, 1m)");
+         }
+         f.gang.pass.head_of_line_after = *after;
+         return Status::Ok();
+       }},
       {"gang-preemption",
        [](const std::string& v, ExtenderFlags& f) {
          if (v != "true" && v != "false") {
@@ -199,6 +209,8 @@ std::string ExtenderUsage() {
          "  --score-mode MODE          binpack (default) or spread\n"
          "  --gang-reservation-timeout D  release a gang's unclaimed reservations after D\n"
          "                             without progress (default 60s)\n"
+         "  --gang-head-of-line-after D  keep nodes draining for the first waiting gang once\n"
+         "                             it is D old (default 10s)\n"
          "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
          "                             not fit (default true)\n";
 }
@@ -238,7 +250,12 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   clients.bind = std::move(bind).value();
   kube::ClientConfig gang_config = *config;
   gang_config.max_connections = 16;  // GangControllerOptions::io_parallelism
-  StatusOr<std::unique_ptr<kube::Client>> gang = kube::Client::New(gang_config);
+  // A write that hangs must not hold up the gates behind it: it fails fast
+  // and the next pass writes it again (GangController::Failed).
+  gang_config.timeout = std::chrono::seconds(5);
+  kube::ClientOptions gang_options;
+  gang_options.retry.max_attempts = 2;
+  StatusOr<std::unique_ptr<kube::Client>> gang = kube::Client::New(gang_config, gang_options);
   if (!gang.ok()) return gang.status();
   clients.gang = std::move(gang).value();
   return clients;

@@ -17,6 +17,7 @@
 //   --managed-resource NAME  a resource fitted besides nvidia.com/gpu (repeatable)
 //   --score-mode binpack|spread
 //   --gang-reservation-timeout D   (default 60s) --gang-preemption true|false
+//   --gang-head-of-line-after D    (default 10s)
 //
 // Thread-safety: RunExtender blocks SIGTERM/SIGINT in the calling thread
 // (and so in every thread it starts) and waits for them itself; call it

@@ -323,8 +323,12 @@ start_extender() {
     mv "$dir/logs/extender.log" "$dir/logs/extender.$n.log"
   fi
   UP_DIR=$dir
+  # MUSTER_EXTENDER_FLAGS: extra flags for experiments (e.g. --gang-head-of-line-after=0s).
+  local -a extra=()
+  read -ra extra <<<"${MUSTER_EXTENDER_FLAGS:-}"
   start extender "$bin" extender --listen=127.0.0.1 --port="$port" \
-    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2))
+    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
+    "${extra[@]}"
   wait_until "muster extender /readyz on port $port" 60 \
     curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster extender did not become ready"
 }
