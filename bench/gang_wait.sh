@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Gang wait (issue 5, acceptance 3): p50/p99 time from a gang's admission to
+# all of its minMember pods bound, for gangs of at most 100 pods on 1000 kwok
+# nodes x 8 GPUs while capacity exists (target: muster p99 <= 2 s), and the
+# stock kube-scheduler's outcome on the same workload.
+#
+# usage: bench/gang_wait.sh [--muster BIN] [--gangs G] [--seed N]
+#                           [--max-gpus M] [--sides "stock muster"] [--cluster FILE]
+#                           [--dir DIR] [--out DIR]
+#   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
+#   G     gangs (default 60), N the workload's seed (default 5)
+#   M     cap on the workload's GPUs, all gangs together (default 4000)
+#   FILE  node layout (default e2e/clusters/kwok-1000.yaml)
+#   --out where the workload, each side's timings, muster's /metrics,
+#         /debug/state and extender log and the figures are kept
+#         (default ${TMPDIR:-/tmp}/muster-gang-wait)
+#
+# Workload (bench/gang_wait.py workload): G gangs, sizes drawn from
+# {2,4,8,16,32,64,100}, minMember = size, 1/2/4 GPUs a pod (about 4000 of the
+# 8000 GPUs in all), one gang every 0.5-1 s, each pod running 30-60 s
+# (muster.io/run-seconds), so the cluster fills to about half and stays busy.
+#
+# One cluster, both schedulers, one side after the other in fresh namespaces:
+#   stock   first, before the extender is started (so muster never sees its
+#           PodGroups): pods with schedulerName default-scheduler, ungated;
+#           the PodGroups are created too and ignored.
+#   muster  then `cluster.sh extender start`: per gang the PodGroup, and once
+#           muster has it Inqueue (as muster's Job reconciler would) its
+#           pods, schedulerName volcano with the muster.io/gang gate.
+# Gang wait = the minMember-th bind - the creation of the gang's last pod,
+# both as a watch on the API server reports them (bench/gang_wait.py run).
+# Prints each side's p50/p90/p99/max, the ratio muster / stock, muster's
+# muster_gang_wait_seconds quantiles (estimated from the histogram; its
+# admission is the Inqueue transition, before the pods exist, so it also
+# counts pod creation), where muster's wait goes (last pod created -> first
+# gate lifted -> minMember-th gate lifted -> bound), and the partial-gang
+# figures: gangs left with fewer than minMember bound (muster: none, every
+# gang is reserved whole before a gate is lifted; the stock scheduler has no
+# such guarantee, though with free capacity it binds everything), and
+# GPU-seconds held below minMember during the bind ramps, which both sides
+# have (muster_gang_partial_gpu_seconds_total counts these ramps too).
+# The host is shared: the load average is printed; compare runs with care.
+# Exits 1 when muster did not bring every gang to minMember.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+CLUSTER=$REPO/e2e/cluster/cluster.sh
+PY=$HERE/gang_wait.py
+
+muster=''
+gangs=60
+seed=5
+max_gpus=4000
+sides='stock muster'
+cluster_file=$REPO/e2e/clusters/kwok-1000.yaml
+dir=''
+out=${TMPDIR:-/tmp}/muster-gang-wait
+while (($#)); do
+  case $1 in
+    --muster) muster=$2; shift 2 ;;
+    --gangs) gangs=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --max-gpus) max_gpus=$2; shift 2 ;;
+    --sides) sides=$2; shift 2 ;;
+    --cluster) cluster_file=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [[ -z $muster ]]; then
+  for candidate in "$REPO/build-bench/cmd/muster" "$REPO/build/cmd/muster"; do
+    [[ -x $candidate ]] && muster=$candidate && break
+  done
+fi
+[[ " $sides " != *" muster "* || -x $muster ]] || { echo "no muster binary (build it, or pass --muster)" >&2; exit 1; }
+
+log() { printf '[gang-wait] %s\n' "$*" >&2; }
+rm -rf -- "$out"
+mkdir -p "$out"
+python3 "$PY" workload --seed "$seed" --gangs "$gangs" --max-gpus "$max_gpus" >"$out/workload.json"
+[[ -n $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/muster-gang-wait.XXXXXX")
+log "starting a cluster from ${cluster_file#"$REPO"/} in $dir (no extender yet)"
+env=$("$CLUSTER" up --cluster "$cluster_file" --dir "$dir" --watch-pid $$ 2>"$out/cluster-up.log") ||
+  { tail -n 20 "$out/cluster-up.log" >&2; echo "the cluster did not come up" >&2; exit 1; }
+eval "$env"
+cleanup() {
+  cp -r "$dir/logs" "$out/cluster-logs" 2>/dev/null || true
+  "$CLUSTER" down --dir "$dir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+k() { "$MUSTER_KUBECTL" --request-timeout=60s "$@"; }
+ext=http://127.0.0.1:$MUSTER_EXTENDER_PORT
+
+# run_side SIDE SCHEDULER [gang_wait.py run options] -> $out/SIDE.json
+run_side() {
+  local side=$1 scheduler=$2 ns=gang-wait-$1 rc=0
+  shift 2
+  k create namespace "$ns" >/dev/null
+  until k -n "$ns" get serviceaccount default >/dev/null 2>&1; do sleep 0.2; done
+  log "side $side: namespace $ns, scheduler $scheduler"
+  python3 "$PY" run "$dir" "$ns" "$out/workload.json" "$out/$side.json" --scheduler "$scheduler" "$@" || rc=$?
+  if [[ $side == muster ]]; then
+    # muster observes a gang's wait at its next pass: give it a few seconds
+    # to count the last gangs.
+    local _
+    for _ in $(seq 1 20); do
+      curl -fsS --max-time 10 "$ext/metrics" >"$out/muster-metrics.txt" ||
+        { log "cannot read $ext/metrics (is the extender alive? see $out/cluster-logs/extender.log)"; break; }
+      grep -q "^muster_gang_wait_seconds_count $gangs\b" "$out/muster-metrics.txt" && break
+      sleep 0.5
+    done
+    curl -fsS --max-time 10 "$ext/debug/state" >"$out/muster-debug-state.json" || true
+  fi
+  # Free the GPUs for the next side; kwok removes pods once deleted.
+  k -n "$ns" delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  k delete namespace "$ns" --wait=true --timeout=300s >/dev/null || log "namespace $ns not gone in 300 s"
+  return "$rc"
+}
+
+muster_rc=0
+start=$SECONDS
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for side in $sides; do
+  case $side in
+    stock) run_side stock default-scheduler || log "stock: not every gang reached minMember" ;;
+    muster)
+      "$CLUSTER" extender start --dir "$dir" --muster "$muster" 2>>"$out/cluster-up.log" >/dev/null ||
+        { echo "the muster extender did not start (see $out/cluster-up.log)" >&2; exit 1; }
+      log "muster extender ready on $ext ($muster)"
+      run_side muster volcano --gated --await-inqueue 30 || muster_rc=$?
+      ((muster_rc == 0)) || log "muster: not every gang reached minMember (see $out)"
+      ;;
+    *) echo "unknown side $side" >&2; exit 2 ;;
+  esac
+done
+log "sides done in $((SECONDS - start)) s; load average $(cut -d' ' -f1-3 /proc/loadavg) (before: $load0)"
+
+args=()
+for side in $sides; do args+=(--side "$side=$out/$side.json"); done
+python3 "$PY" report "${args[@]}" --metrics "$out/muster-metrics.txt" --json "$out/figures.json" |
+  tee "$out/figures.txt"
+log "artifacts: $out"
+((muster_rc == 0)) || exit 1

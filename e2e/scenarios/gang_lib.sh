@@ -1,0 +1,241 @@
+# Shared by the gang scenarios (gang_*.sh; sourced, not run). Each scenario
+# brings up a cluster of its own from GANG_CLUSTER_FILE (set before sourcing),
+# runs one workload through the stock kube-scheduler and then through muster
+# on it, one after the other, and compares the two with gang_report.py.
+#
+#   GANG_CLUSTER_FILE=$E2E_REPO/e2e/clusters/gpu-32x8.yaml   (before sourcing)
+#   source gang_lib.sh          # cluster up (no extender yet), then lib.sh
+#   gang_side stock             # namespace <scenario>-stock + recorder
+#   gang_submit burst --scheduler default-scheduler
+#   gang_wait 60 20             # until done, stalled 20 s, or 60 s
+#   gang_end_side               # stop the recorder, delete the namespace
+#   gang_start_muster           # cluster.sh extender start
+#   ... the same with side muster and --scheduler volcano ...
+#   gang_report --check ...     # side-by-side figures; fails on muster's checks
+#
+# The cluster's processes are niced like the caller (the host is shared). Its
+# state directory is MUSTER_GANG_DIR (default: a fresh temporary one); it goes
+# down on exit - and, through cluster.sh's guard, also when this script is
+# killed. Everything worth keeping (each side's pod log, the figures, the
+# cluster's logs including the extender's) is copied to MUSTER_GANG_OUT
+# (default ${TMPDIR:-/tmp}/muster-gang/<scenario>) before the cluster goes down.
+# Environment: MUSTER_BIN (the muster binary; default build/cmd/muster),
+# GANG_SIDES (default "stock muster"; "muster" skips the stock run).
+# shellcheck shell=bash
+
+GANG_SCENARIO=$(basename "$0" .sh)
+GANG_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GANG_CLUSTER=$GANG_LIB_DIR/../cluster/cluster.sh
+GANG_PY=$GANG_LIB_DIR/gang_report.py
+MUSTER_BIN=${MUSTER_BIN:-$GANG_LIB_DIR/../../build/cmd/muster}
+GANG_OUT=${MUSTER_GANG_OUT:-${TMPDIR:-/tmp}/muster-gang/$GANG_SCENARIO}
+GANG_SIDES=${GANG_SIDES:-stock muster}
+GANG_SIDE=
+GANG_RECORDER=
+GANG_OWN_CLUSTER=0
+
+gang_say() { printf '[%s] %s\n' "$GANG_SCENARIO" "$*"; }
+[[ -n ${GANG_CLUSTER_FILE:-} ]] || {
+  gang_say "FAIL: set GANG_CLUSTER_FILE before sourcing gang_lib.sh"
+  exit 1
+}
+[[ " $GANG_SIDES " != *" muster"* || -x $MUSTER_BIN ]] || {
+  gang_say "FAIL: muster binary '$MUSTER_BIN' not found (set MUSTER_BIN)"
+  exit 1
+}
+rm -rf -- "$GANG_OUT"
+mkdir -p "$GANG_OUT"
+
+# --- the cluster ------------------------------------------------------------------
+if [[ -n ${MUSTER_GANG_DIR:-} ]]; then
+  GANG_DIR=$MUSTER_GANG_DIR
+else
+  GANG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/muster-$GANG_SCENARIO.XXXXXX")
+fi
+gang_say "cluster $(basename "$GANG_CLUSTER_FILE") in $GANG_DIR (log: $GANG_OUT/cluster-up.log)"
+GANG_OWN_CLUSTER=1
+if ! "$GANG_CLUSTER" up --cluster "$GANG_CLUSTER_FILE" --dir "$GANG_DIR" --watch-pid $$ \
+  >/dev/null 2>"$GANG_OUT/cluster-up.log"; then
+  tail -n 20 "$GANG_OUT/cluster-up.log"
+  gang_say "FAIL: the cluster did not come up"
+  exit 1
+fi
+gang_say "$(grep -o 'cluster accepts pods.*' "$GANG_OUT/cluster-up.log")"
+unset MUSTER_E2E_KUBECONFIG
+export MUSTER_E2E_DIR=$GANG_DIR
+# shellcheck source=e2e/scenarios/lib.sh
+source "$GANG_LIB_DIR/lib.sh"
+# shellcheck disable=SC2034 # lib.sh's logs name the scenario, not this file
+E2E_NAME=$GANG_SCENARIO
+EXT_URL=http://127.0.0.1:$MUSTER_EXTENDER_PORT
+
+gang_exit() {
+  local rc=$?
+  trap - EXIT
+  gang_stop_recorder
+  if ((rc != 0)) && [[ -n ${E2E_NS:-} ]]; then
+    e2e_log "state at failure (namespace $E2E_NS):"
+    k get pods -o wide 2>&1 | head -n 30 | sed 's/^/  /' || true
+    k get podgroups 2>&1 | head -n 20 | sed 's/^/  /' || true
+    k get events --sort-by=.lastTimestamp 2>&1 | tail -n 15 | sed 's/^/  /' || true
+  fi
+  if ((GANG_OWN_CLUSTER)); then
+    cp -r "$GANG_DIR/logs" "$GANG_OUT/cluster-logs" 2>/dev/null || true
+    "$GANG_CLUSTER" down --dir "$GANG_DIR" 2>"$GANG_OUT/cluster-down.log" ||
+      e2e_log "cluster down left something behind: $(tail -n 3 "$GANG_OUT/cluster-down.log")"
+  fi
+  e2e_log "artifacts (pod logs, figures, cluster logs): $GANG_OUT"
+  if ((rc == 0)); then e2e_log "PASS"; else e2e_log "FAILED (exit $rc)"; fi
+  exit "$rc"
+}
+trap gang_exit EXIT
+
+# gang_has_side SIDE: SIDE is in GANG_SIDES.
+gang_has_side() { [[ " $GANG_SIDES " == *" $1 "* ]]; }
+
+# --- one side's run ------------------------------------------------------------------
+# gang_side SIDE: a fresh namespace (E2E_NS) and a recorder (gang_report.py
+# record --rendezvous) writing $GANG_OUT/SIDE.jsonl.
+gang_side() {
+  GANG_SIDE=$1
+  E2E_NS=$GANG_SCENARIO-$1
+  E2E_NS=${E2E_NS//_/-}
+  "$MUSTER_KUBECTL" create namespace "$E2E_NS" >/dev/null || fail "cannot create namespace $E2E_NS"
+  wait_for "ServiceAccount $E2E_NS/default" 60 k get serviceaccount default -o name
+  local base=$GANG_OUT/$GANG_SIDE
+  rm -f "$base.ready" "$base.stop" "$base.status"
+  python3 "$GANG_PY" record "$MUSTER_E2E_DIR" "$E2E_NS" "$base.jsonl" --rendezvous \
+    --ready "$base.ready" --stop "$base.stop" --status "$base.status" 2>"$base.recorder.log" &
+  GANG_RECORDER=$!
+  wait_for "the $GANG_SIDE recorder's watches" 60 test -e "$base.ready"
+  e2e_log "side $GANG_SIDE: namespace $E2E_NS, pod log $base.jsonl"
+}
+
+# gang_mark NAME: a timestamped mark in the side's pod log.
+gang_mark() { printf '{"kind": "mark", "name": "%s", "t": %s}\n' "$1" "$EPOCHREALTIME" >>"$GANG_OUT/$GANG_SIDE.jsonl"; }
+
+# gang_submit KIND [gang_report.py workload options]: create the workload.
+gang_submit() {
+  local file=$GANG_OUT/$GANG_SIDE-workload.json
+  python3 "$GANG_PY" workload "$@" >"$file" || fail "gang_report.py workload $* failed"
+  gang_mark "submit-$1"
+  python3 "$GANG_PY" submit "$MUSTER_E2E_DIR" "$E2E_NS" "$file" || fail "creating the $1 workload failed"
+  e2e_log "submitted: $(grep -o '"kind": "Pod"' "$file" | grep -c .) pods, $(grep -o '"kind": "PodGroup"' "$file" |
+    grep -c .) PodGroups ($*)"
+}
+
+# gang_status: the recorder's status (JSON; see gang_report.py Recorder.status).
+gang_status() { cat "$GANG_OUT/$GANG_SIDE.status" 2>/dev/null || echo '{}'; }
+json_get() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], 0))' "$1" "$2"; }
+
+# gang_extender_check: on a muster side, fail at once (with the end of its
+# log) if the extender is not running - unless a scenario stopped it on
+# purpose (GANG_EXTENDER_DOWN=1).
+GANG_EXTENDER_DOWN=0
+gang_extender_check() {
+  [[ $GANG_SIDE == muster* ]] && ((!GANG_EXTENDER_DOWN)) || return 0
+  local st
+  st=$("$GANG_CLUSTER" status --dir "$MUSTER_E2E_DIR" 2>/dev/null || true)
+  grep -qE '^ +extender +pid [0-9]+ +alive' <<<"$st" && return 0
+  sleep 0.5 # an abort message comes after the process is gone
+  e2e_log "the muster extender is not running; end of $MUSTER_E2E_DIR/logs/extender.log:"
+  tail -n 15 "$MUSTER_E2E_DIR/logs/extender.log" | sed 's/^/  /' >&2
+  fail "the muster extender died"
+}
+
+# gang_wait_for DESC TIMEOUT CMD...: wait_for, failing early if the extender dies.
+gang_wait_for() {
+  local desc=$1 timeout=$2 deadline
+  shift 2
+  deadline=$((${EPOCHREALTIME%[.,]*} + timeout))
+  until "$@" >/dev/null 2>&1; do
+    gang_extender_check
+    ((${EPOCHREALTIME%[.,]*} < deadline)) || fail "timed out after ${timeout}s waiting for: $desc"
+    sleep 0.25
+  done
+}
+
+# gang_wait CAP STALL: wait until every pod with work has finished (prints
+# "done"), or nothing has changed for STALL s with no pod running its work
+# (a deadlock: "stalled"), or CAP s have passed ("capped"). Fails if the
+# extender dies meanwhile.
+gang_wait() {
+  local cap=$1 stall=$2 deadline s
+  deadline=$((${EPOCHREALTIME%[.,]*} + cap))
+  while :; do
+    gang_extender_check >&2
+    s=$(gang_status)
+    if python3 -c '
+import json, sys
+s, stall = json.loads(sys.argv[1]), float(sys.argv[2])
+done = s.get("workPods", 0) > 0 and s["workDone"] == s["workPods"]
+stalled = s.get("pending", 0) > 0 and s["active"] == 0 and s["sinceChange"] >= stall
+sys.exit(0 if done or stalled else 1)' "$s" "$stall"; then
+      if [[ $(json_get "$s" workDone) == "$(json_get "$s" workPods)" ]]; then echo "done"; else echo stalled; fi
+      return 0
+    fi
+    if ((${EPOCHREALTIME%[.,]*} >= deadline)); then
+      echo capped
+      return 0
+    fi
+    sleep 0.5
+  done
+}
+
+gang_stop_recorder() {
+  [[ -n $GANG_RECORDER ]] || return 0
+  touch "$GANG_OUT/$GANG_SIDE.stop"
+  local _
+  for _ in $(seq 1 40); do
+    kill -0 "$GANG_RECORDER" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill "$GANG_RECORDER" 2>/dev/null || true
+  wait "$GANG_RECORDER" 2>/dev/null || true
+  GANG_RECORDER=
+}
+
+# gang_end_side: stop the recorder, delete the side's pods (freeing their GPUs
+# for the next side) and its namespace.
+gang_end_side() {
+  gang_stop_recorder
+  e2e_log "side $GANG_SIDE: $(gang_status)"
+  rm -f "$GANG_OUT/$GANG_SIDE".{ready,stop,status}
+  k delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  wait_for "the $GANG_SIDE pods gone" 120 gang_no_pods
+  "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
+  E2E_NS=
+}
+gang_no_pods() { [[ -z $(k get pods -o name) ]]; }
+
+# gang_start_muster: start the extender (the stock side ran without it, so
+# it never saw the stock pods' PodGroups).
+gang_start_muster() {
+  "$GANG_CLUSTER" extender start --dir "$MUSTER_E2E_DIR" --muster "$MUSTER_BIN" 2>>"$GANG_OUT/cluster-up.log" ||
+    fail "the muster extender did not start (see $GANG_OUT/cluster-up.log)"
+  wait_for "muster extender /readyz" 60 curl -fsS --max-time 2 "$EXT_URL/readyz"
+  e2e_log "muster extender ready on $EXT_URL ($MUSTER_BIN)"
+}
+
+# gang_metrics: muster's gang metrics (saved and printed).
+gang_metrics() {
+  curl -fsS --max-time 5 "$EXT_URL/metrics" >"$GANG_OUT/muster-metrics.txt" || {
+    e2e_log "cannot read $EXT_URL/metrics"
+    return 0
+  }
+  curl -fsS --max-time 5 "$EXT_URL/debug/state" >"$GANG_OUT/muster-debug-state.json" 2>/dev/null || true
+  e2e_log "muster gang metrics:"
+  grep -E '^muster_gang' "$GANG_OUT/muster-metrics.txt" | grep -vE '_bucket\{' | sed 's/^/  /' || true
+}
+
+# gang_report ARGS...: the side-by-side figures of every recorded side
+# (saved as $GANG_OUT/figures.{txt,json}); fails when a check fails on muster.
+gang_report() {
+  local sides=() side rc=0
+  for side in $GANG_SIDES; do
+    [[ -f $GANG_OUT/$side.jsonl ]] && sides+=(--side "$side=$GANG_OUT/$side.jsonl")
+  done
+  python3 "$GANG_PY" report "${sides[@]}" --json "$GANG_OUT/figures.json" "$@" >"$GANG_OUT/figures.txt" || rc=$?
+  sed 's/^/  /' "$GANG_OUT/figures.txt"
+  ((rc == 0)) || fail "checks failed on the muster side (figures above; $GANG_OUT)"
+}
