@@ -281,10 +281,48 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
   return in;
 }
 
-std::string RemoveGatePatch(size_t index, std::string_view gate) {
+std::string RemoveGatePatch(size_t index, std::string_view gate, std::string_view pin_node) {
   const std::string path = "/spec/schedulingGates/" + std::to_string(index);
   kube::JsonWriter w;
   w.StartArray();
+  if (!pin_node.empty()) {
+    // A test that there is no affinity yet: "add" would replace one.
+    w.StartObject();
+    w.StringField("op", "test");
+    w.StringField("path", "/spec/affinity");
+    w.Key("value");
+    w.Null();
+    w.EndObject();
+    w.StartObject();
+    w.StringField("op", "add");
+    w.StringField("path", "/spec/affinity");
+    w.Key("value");
+    w.StartObject();
+    w.Key("nodeAffinity");
+    w.StartObject();
+    w.Key("requiredDuringSchedulingIgnoredDuringExecution");
+    w.StartObject();
+    w.Key("nodeSelectorTerms");
+    w.StartArray();
+    w.StartObject();
+    w.Key("matchFields");
+    w.StartArray();
+    w.StartObject();
+    w.StringField("key", "metadata.name");
+    w.StringField("operator", "In");
+    w.Key("values");
+    w.StartArray();
+    w.String(pin_node);
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  }
   w.StartObject();
   w.StringField("op", "test");
   w.StringField("path", path + "/name");
@@ -585,7 +623,12 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
           .namespace_ = m.pod->meta.namespace_, .name = m.pod->meta.name, .uid = m.pod->meta.uid};
       if (gate != gates.end()) {
         patch.json_patch = true;
-        patch.body = RemoveGatePatch(static_cast<size_t>(gate - gates.begin()), kGangGate);
+        // Pinned by node affinity as the gate goes (allowed while gated,
+        // KEP-3838): kube-scheduler then filters one node, not all, for
+        // each member. Only for pods without affinity of their own.
+        const bool pin = options_.pin_members && !m.pod->spec.affinity.has_value();
+        patch.body = RemoveGatePatch(static_cast<size_t>(gate - gates.begin()), kGangGate,
+                                     pin ? m.node : std::string_view());
       } else {
         patch.body = R"({"metadata":{"annotations":{")" + std::string(kAnnotationReservedNode) +
                      R"(":")" + m.node + R"("}}})";

@@ -70,6 +70,12 @@ struct GangControllerOptions {
   // A waiting gang's Unschedulable message is rewritten at most this often
   // when only its words changed (a phase or count change is written at once).
   std::chrono::seconds status_message_interval{5};
+  // Lift a gated member's gate together with a required node affinity to its
+  // reserved node (pods without affinity only), so kube-scheduler filters
+  // one node per member instead of every node. The pin outlives the
+  // reservation: a member whose reservation expires unbound can only be
+  // planned on that node again (the planner honours the affinity).
+  bool pin_members = true;
 };
 
 // What gang/ needs, read from the cache.
@@ -128,8 +134,10 @@ struct PendingWrites {
 
 // The JSON patch that removes gate `gate` at `index` of a pod's
 // spec.schedulingGates, guarded by a test so a list changed meanwhile
-// fails the patch rather than removing another gate.
-std::string RemoveGatePatch(size_t index, std::string_view gate);
+// fails the patch rather than removing another gate. With `pin_node`, the
+// same patch sets the pod's (absent: tested) affinity to require that node
+// by metadata.name.
+std::string RemoveGatePatch(size_t index, std::string_view gate, std::string_view pin_node = {});
 
 // Applies a pass's plans and expiries to `state` (step 3). Returns the keys
 // of the gangs whose plan was applied; a plan whose member no longer fits

@@ -256,10 +256,19 @@ TEST(GangControllerTest, PendingWritesCoalescePerObject) {
   EXPECT_EQ(out.evictions.size(), 1u);
 }
 
-TEST(GangControllerTest, RemoveGatePatchTestsTheGateFirst) {
+// Golden JSON patches: the gate is tested before it goes; a pin sets the
+// (tested absent) affinity to the reserved node in the same update.
+TEST(GangControllerTest, RemoveGatePatchGolden) {
   EXPECT_EQ(RemoveGatePatch(1, kGangGate),
             R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"
             R"({"op":"remove","path":"/spec/schedulingGates/1"}])");
+  EXPECT_EQ(RemoveGatePatch(0, kGangGate, "gpu-a-3"),
+            R"([{"op":"test","path":"/spec/affinity","value":null},)"
+            R"({"op":"add","path":"/spec/affinity","value":{"nodeAffinity":)"
+            R"({"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+            R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["gpu-a-3"]}]}]}}}},)"
+            R"({"op":"test","path":"/spec/schedulingGates/0/name","value":"muster.io/gang"},)"
+            R"({"op":"remove","path":"/spec/schedulingGates/0"}])");
 }
 
 TEST(GangControllerTest, DebugJsonExplainsWaitingGangs) {
