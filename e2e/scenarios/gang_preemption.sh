@@ -8,9 +8,10 @@
 #     below minMember, their survivors holding GPUs they cannot use.
 #   muster: evicts exactly low-b, all of it; low-a, low-c, low-d keep every
 #     member; the high gang runs to completion; no over-commit. Run twice:
-#     the high gang as plain pods (kube-scheduler's preemption asks muster's
-#     preempt verb) and created with the muster.io/gang scheduling gate
-#     (muster's gang controller preempts on its own).
+#     the high gang as plain pods and created with the muster.io/gang
+#     scheduling gate. muster's gang controller preempts in both cases: a
+#     member of an unreserved gang fails filter as Unresolvable on every
+#     node, so kube-scheduler's own preemption does not run for it.
 set -euo pipefail
 # shellcheck disable=SC2034 # read by gang_lib.sh
 GANG_CLUSTER_FILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../clusters" && pwd)/gpu-32x8.yaml
