@@ -15,13 +15,6 @@
 namespace muster::extender {
 namespace {
 
-// What a counted pod or placement holds: its request plus one pod slot.
-Resources Contribution(const Resources& request) {
-  Resources out = request;
-  out.Set(kPods, out.Get(kPods) + 1);
-  return out;
-}
-
 std::string GroupKeyOf(const Pod& pod) {
   std::string group = pod.GroupName();
   return group.empty() ? group : ObjectKey(pod.meta.namespace_, group);
@@ -378,9 +371,9 @@ void ClusterState::UpsertPod(const Pod& pod) {
   PodRecord& current = it->second;
   if (inserted || !SameContribution(current, next)) {
     if (!inserted && current.Counts()) {
-      Account(current.node_name, Contribution(current.request), -1, false);
+      Account(current.node_name, WithPodSlot(current.request), -1, false);
     }
-    if (next.Counts()) Account(next.node_name, Contribution(next.request), +1, false);
+    if (next.Counts()) Account(next.node_name, WithPodSlot(next.request), +1, false);
   }
   const bool changed = inserted || current != next;
   const std::string old_group = inserted ? std::string() : current.group;
@@ -396,7 +389,7 @@ void ClusterState::DeletePod(std::string_view uid) {
   auto it = pods_.find(uid);
   if (it != pods_.end()) {
     if (it->second.Counts()) {
-      Account(it->second.node_name, Contribution(it->second.request), -1, false);
+      Account(it->second.node_name, WithPodSlot(it->second.request), -1, false);
     }
     if (!it->second.group.empty()) UnindexGangPod(uid, it->second.group);
     pods_.erase(it);
@@ -449,7 +442,7 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
     DropAssumption(pod_uid);
   }
   Assumption assumption{.node = std::string(node),
-                        .resources = Contribution(request),
+                        .resources = WithPodSlot(request),
                         .expires = clock_.Now() + ttl.value_or(options_.assume_ttl)};
   Account(node, assumption.resources, +1, true);
   expiry_.emplace(assumption.expires, std::string(pod_uid));
@@ -517,7 +510,7 @@ std::optional<Placement> ClusterState::PlacementOf(std::string_view uid) const {
     return Placement{.node = it->second.node, .resources = it->second.resources, .assumed = true};
   }
   if (const PodRecord* pod = FindPod(uid); pod != nullptr && pod->Counts()) {
-    return Placement{.node = pod->node_name, .resources = Contribution(pod->request)};
+    return Placement{.node = pod->node_name, .resources = WithPodSlot(pod->request)};
   }
   return std::nullopt;
 }
@@ -532,7 +525,7 @@ Status ClusterState::CheckAccounting() const {
   for (const auto& [uid, pod] : pods_) {
     if (!pod.Counts()) continue;
     Expected& e = expected[pod.node_name];
-    e.allocated += Contribution(pod.request);
+    e.allocated += WithPodSlot(pod.request);
     ++e.bound;
   }
   for (const auto& [uid, a] : assumed_) {

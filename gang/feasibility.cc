@@ -102,11 +102,7 @@ bool NodeAdmits(const NodeView& node, const Pod& pod) {
          TaintsTolerated(pod, *node.node);
 }
 
-Resources SlotRequest(const Pod& pod) {
-  Resources request = pod.EffectiveRequest();
-  request.Set(kPods, request.Get(kPods) + 1);
-  return request;
-}
+Resources SlotRequest(const Pod& pod) { return WithPodSlot(pod.EffectiveRequest()); }
 
 std::optional<size_t> FindNode(const ClusterView& view, std::string_view name) {
   const auto it =

@@ -94,6 +94,14 @@ class Resources {
   std::vector<Entry> entries_;  // sorted by name, unique
 };
 
+// What a pod with `request` holds on its node: the request plus one "pods"
+// slot (a node's allocatable "pods" caps how many it runs). The one rule for
+// the cache's accounting, the gang planner and the gang controller.
+inline Resources WithPodSlot(Resources request) {
+  request.Set(kPods, request.Get(kPods) + 1);
+  return request;
+}
+
 // Prints ToString() (readable gtest failures and log lines).
 inline std::ostream& operator<<(std::ostream& os, const Resources& r) { return os << r.ToString(); }
 
