@@ -134,10 +134,8 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
   const PodGroup* group = nullptr;
   const std::string* gang_plan = nullptr;
   if (pod != nullptr && !pod->group.empty()) {
-    const std::string_view key = pod->group;
-    const std::string_view name = key.substr(key.find('/') + 1);
-    group = state.workloads().View().FindPodGroup(pod->namespace_, name);
-    gang_plan = state.GangPlanOf(key);
+    group = state.workloads().View().FindPodGroup(pod->group);
+    gang_plan = state.GangPlanOf(pod->group);
   }
   BindPlan plan = PlanBind(args, pod, state.FindNode(args.node), state.PlacementOf(args.pod_uid),
                            managed, group, gang_plan);

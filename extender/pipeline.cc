@@ -78,11 +78,11 @@ GateVerdict AdmitByQueue(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/
 GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot) {
   const std::string group = pod.GroupName();
   if (group.empty()) return GateVerdict{};
-  const std::string key = ObjectKey(pod.meta.namespace_, group);
   const std::optional<Placement>& own = snapshot.pod_placement();
   // Reserved (or, on a retry, already bound): that node and no other.
   if (own.has_value()) return GateVerdict{.pinned_node = own->node};
-  const PodGroup* pod_group = snapshot.workloads().FindPodGroup(pod.meta.namespace_, group);
+  const std::string key = ObjectKey(pod.meta.namespace_, group);
+  const PodGroup* pod_group = snapshot.workloads().FindPodGroup(key);
   if (pod_group == nullptr) {
     return GateVerdict{.action = GateAction::kReject,
                        .code = kReasonNoPodGroup,

@@ -59,8 +59,7 @@ VictimGangs GangsOfVictims(const ClusterState& state,
       if (inserted) {
         VictimGang& gang = it->second;
         gang.key = pod->group;
-        const std::string_view name = std::string_view(pod->group).substr(pod->group.find('/') + 1);
-        if (const PodGroup* g = state.workloads().View().FindPodGroup(pod->namespace_, name)) {
+        if (const PodGroup* g = state.workloads().View().FindPodGroup(pod->group)) {
           gang.min_member = g->spec.min_member;
         }
         if (auto members = state.gang_pods().find(pod->group); members != state.gang_pods().end()) {

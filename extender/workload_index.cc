@@ -20,7 +20,11 @@ WorkloadView::WorkloadView()
       queues_(std::make_shared<const std::map<std::string, Queue, std::less<>>>()) {}
 
 const PodGroup* WorkloadView::FindPodGroup(std::string_view ns, std::string_view name) const {
-  auto it = pod_groups_->find(ObjectKey(ns, name));
+  return FindPodGroup(ObjectKey(ns, name));
+}
+
+const PodGroup* WorkloadView::FindPodGroup(std::string_view key) const {
+  auto it = pod_groups_->find(key);
   return it == pod_groups_->end() ? nullptr : &it->second;
 }
 

@@ -26,6 +26,8 @@ class WorkloadView {
 
   // The PodGroup `name` in namespace `ns`; null when unknown.
   const PodGroup* FindPodGroup(std::string_view ns, std::string_view name) const;
+  // The PodGroup of cache key `key` ("namespace/name", as PodRecord::group).
+  const PodGroup* FindPodGroup(std::string_view key) const;
   // The cluster-scoped Queue `name`; null when unknown.
   const Queue* FindQueue(std::string_view name) const;
 
