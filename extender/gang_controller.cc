@@ -27,8 +27,6 @@ const kube::ResourceRef& PodGroupsRef() {
   return ref;
 }
 
-std::string_view NameOf(std::string_view key) { return key.substr(key.find('/') + 1); }
-
 gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
   gang::Member m{.pod = pod, .terminating = pod->meta.deletion_timestamp.has_value()};
   if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") {
@@ -84,8 +82,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
   gang::VictimCandidate v{.key = g.key, .priority = g.priority, .created = g.created};
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
-    Resources held = m.pod->EffectiveRequest();
-    held.Set(kPods, held.Get(kPods) + 1);
+    Resources held = WithPodSlot(m.pod->EffectiveRequest());
     v.gpus += held.gpus();
     v.pods.push_back({.uid = m.pod->meta.uid,
                       .namespace_ = m.pod->meta.namespace_,
@@ -98,8 +95,30 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
 }
 
 int32_t Scheduled(const gang::Gang& g) {
-  return static_cast<int32_t>(std::count_if(g.members.begin(), g.members.end(),
-                                            [](const gang::Member& m) { return m.Scheduled(); }));
+  return static_cast<int32_t>(std::ranges::count_if(g.members, &gang::Member::Scheduled));
+}
+
+int32_t Reserved(const gang::Gang& g) {
+  return static_cast<int32_t>(
+      std::ranges::count(g.members, MemberState::kReserved, &gang::Member::state));
+}
+
+// What tells the controller the cluster changed: the cache's pods and nodes,
+// gang members (gates and annotations too), PodGroups and Queues.
+uint64_t ChangeCount(const ClusterState& state) {
+  return state.generation() + state.gang_generation() + state.workloads().View().generation();
+}
+
+// Forgets what `memory` (a map or set) holds under keys not in `keys`.
+template <typename Memory>
+void KeepOnly(Memory& memory, const std::set<std::string>& keys) {
+  std::erase_if(memory, [&](const auto& entry) {
+    if constexpr (requires { entry.first; }) {
+      return !keys.contains(entry.first);
+    } else {
+      return !keys.contains(entry);
+    }
+  });
 }
 
 int64_t BoundGpus(const gang::Gang& g) {
@@ -127,9 +146,7 @@ bool StillFits(const ClusterState& state, const gang::GangPlan& plan) {
     if (pod == nullptr || !pod->node_name.empty() || pod->terminal || pod->terminating) {
       return false;
     }
-    Resources& on_node = need[a.node];
-    on_node += pod->request;
-    on_node.Set(kPods, on_node.Get(kPods) + 1);
+    need[a.node] += WithPodSlot(pod->request);
   }
   for (const auto& [node, resources] : need) {
     if (!Fits(state.FindNode(node), resources)) return false;
@@ -137,8 +154,8 @@ bool StillFits(const ClusterState& state, const gang::GangPlan& plan) {
   return true;
 }
 
-std::string PlacementJson(const gang::GangPlan& plan) {
-  GangPlacement placement{.pod_group = std::string(NameOf(plan.key))};
+std::string PlacementJson(const gang::GangPlan& plan, const PodGroup& group) {
+  GangPlacement placement{.pod_group = group.meta.name};
   for (const gang::Assignment& a : plan.placement) placement.members[a.pod_name] = a.node;
   return kube::EncodeGangPlacement(placement);
 }
@@ -356,7 +373,7 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
     for (const gang::Assignment& a : plan.reserve) {
       state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl);
     }
-    state.SetGangPlan(plan.key, PlacementJson(plan));
+    state.SetGangPlan(plan.key, PlacementJson(plan, inputs.groups.at(plan.key)));
     applied.push_back(plan.key);
   }
   return applied;
@@ -520,10 +537,7 @@ void GangController::Loop() {
 
 bool GangController::ShouldRun(Time now) {
   uint64_t generation = 0;
-  cluster_->Exclusive([&](ClusterState& state) {
-    generation =
-        state.generation() + state.gang_generation() + state.workloads().View().generation();
-  });
+  cluster_->Exclusive([&](ClusterState& state) { generation = ChangeCount(state); });
   if (generation != memory_->last_generation) return true;
   return !memory_->last_pass || now - *memory_->last_pass >= options_.resync_interval;
 }
@@ -540,8 +554,7 @@ void GangController::RunPass() {
   }
   GangInputs inputs;
   cluster_->Exclusive([&](ClusterState& state) {
-    memory_->last_generation =
-        state.generation() + state.gang_generation() + state.workloads().View().generation();
+    memory_->last_generation = ChangeCount(state);
     inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, now);
   });
   const gang::PassResult result =
@@ -600,10 +613,8 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     const PodGroup& group = inputs.groups.at(g.key);
     // Progress: a reservation made, or a member bound since the last pass.
     const int32_t scheduled = Scheduled(g);
-    const bool has_reserved = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
-      return m.state == MemberState::kReserved;
-    });
-    if (!has_reserved) {
+    const int32_t reserved = Reserved(g);
+    if (reserved == 0) {
       mem.reserved_since.erase(g.key);
     } else if (was_applied || scheduled != mem.scheduled[g.key] ||
                !mem.reserved_since.count(g.key)) {
@@ -680,9 +691,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     w.IntField("minMember", g.spec.min_member);
     w.IntField("members", static_cast<int64_t>(g.members.size()));
     w.IntField("scheduled", scheduled);
-    w.IntField("reserved", static_cast<int64_t>(std::count_if(
-                               g.members.begin(), g.members.end(),
-                               [](const auto& m) { return m.state == MemberState::kReserved; })));
+    w.IntField("reserved", reserved);
     w.IntField("priority", g.priority);
     if (wait != nullptr) {
       w.StringField("waitReason", wait->reason);
@@ -693,9 +702,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
   }
   debug += "]";
   // Forget what belongs to pods no longer reserved.
-  for (auto it = mem.woken.begin(); it != mem.woken.end();) {
-    it = reserved_uids.count(it->first) ? std::next(it) : mem.woken.erase(it);
-  }
+  KeepOnly(mem.woken, reserved_uids);
   // Preemption.
   if (result.preemption.has_value()) {
     const gang::Preemption& p = *result.preemption;
@@ -740,10 +747,7 @@ void GangController::Account(const GangInputs& inputs, Time now) {
     // bound and reserved members together are short of minMember. A gang
     // whose whole reservation is being claimed pod by pod is not partial.
     const int32_t scheduled = Scheduled(g);
-    const auto reserved = static_cast<int32_t>(
-        std::count_if(g.members.begin(), g.members.end(),
-                      [](const gang::Member& m) { return m.state == MemberState::kReserved; }));
-    if (scheduled > 0 && scheduled + reserved < g.spec.min_member &&
+    if (scheduled > 0 && scheduled + Reserved(g) < g.spec.min_member &&
         metrics_->partial_gpu_seconds) {
       metrics_->partial_gpu_seconds->Increment(dt * static_cast<double>(BoundGpus(g)));
     }
@@ -759,20 +763,12 @@ void GangController::Account(const GangInputs& inputs, Time now) {
   // Drop the memory of gangs that are gone.
   std::set<std::string> keys;
   for (const gang::Gang& g : inputs.gangs) keys.insert(g.key);
-  for (auto* m : {&mem.scheduled}) {
-    for (auto it = m->begin(); it != m->end();)
-      it = keys.count(it->first) ? std::next(it) : m->erase(it);
-  }
-  for (auto* m : {&mem.reserved_since, &mem.admitted_at, &mem.written_at}) {
-    for (auto it = m->begin(); it != m->end();)
-      it = keys.count(it->first) ? std::next(it) : m->erase(it);
-  }
-  for (auto it = mem.written.begin(); it != mem.written.end();) {
-    it = keys.count(it->first) ? std::next(it) : mem.written.erase(it);
-  }
-  for (auto it = mem.started.begin(); it != mem.started.end();) {
-    it = keys.count(*it) ? std::next(it) : mem.started.erase(it);
-  }
+  KeepOnly(mem.scheduled, keys);
+  KeepOnly(mem.reserved_since, keys);
+  KeepOnly(mem.admitted_at, keys);
+  KeepOnly(mem.written_at, keys);
+  KeepOnly(mem.written, keys);
+  KeepOnly(mem.started, keys);
 }
 
 GangController::Failed GangController::Execute(const GangWrites& writes) {
