@@ -56,8 +56,9 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from watch_binds import connect  # noqa: E402  (the cluster's admin client)
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
+from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
 
-GPU = "nvidia.com/gpu"
 GROUP = "scheduling.k8s.io/group-name"
 RUN = "muster.io/run-seconds"
 GATE = "muster.io/gang"
@@ -99,17 +100,7 @@ def pod_group(gang):
 
 
 def pod(gang, index, scheduler, gated):
-    spec = {
-        "schedulerName": scheduler,
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 0,
-        "containers": [{
-            "name": "main",
-            "image": "registry.invalid/muster/fake:1",
-            "resources": {"limits": {GPU: str(gang["gpus"])},
-                          "requests": {"cpu": "100m", "memory": "64Mi"}},
-        }],
-    }
+    spec = fake_gpu_pod_spec(scheduler, gang["gpus"], memory="64Mi")
     if gated:
         spec["schedulingGates"] = [{"name": GATE}]
     return {"apiVersion": "v1", "kind": "Pod",

@@ -86,6 +86,8 @@ import sys
 import threading
 import time
 
+from placement import fake_gpu_pod_spec  # same directory: the scenarios' fake pod
+
 GPU = "nvidia.com/gpu"
 GROUP = "scheduling.k8s.io/group-name"
 MIN = "e2e.muster.io/min-member"
@@ -114,16 +116,7 @@ def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None,
         ann[WORK] = str(work)
     if task:
         ann[TASK] = task
-    spec = {
-        "schedulerName": scheduler,
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 0,
-        "containers": [{
-            "name": "main",
-            "image": "registry.invalid/muster/fake:1",
-            "resources": {"limits": {GPU: str(gpus)}, "requests": {"cpu": "100m", "memory": "64Mi"}},
-        }],
-    }
+    spec = fake_gpu_pod_spec(scheduler, gpus, memory="64Mi")
     if priority:
         spec["priorityClassName"] = priority
     if gated:

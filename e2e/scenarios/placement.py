@@ -32,6 +32,26 @@ GPU = "nvidia.com/gpu"
 TERMINAL = ("Succeeded", "Failed")
 
 
+def fake_gpu_pod_spec(scheduler, gpus, memory=None):
+    """The spec of a kwok pod asking `gpus` nvidia.com/gpu (as a limit, the
+    way device-plugin resources are asked for) and 100m cpu (and `memory`),
+    never restarted, deleted at once. Shared by the extender and gang
+    scenarios and bench/gang_wait.py."""
+    requests = {"cpu": "100m"}
+    if memory:
+        requests["memory"] = memory
+    return {
+        "schedulerName": scheduler,
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "containers": [{
+            "name": "main",
+            "image": "registry.invalid/muster/fake:1",
+            "resources": {"limits": {GPU: str(gpus)}, "requests": requests},
+        }],
+    }
+
+
 def make_pods(prefix, count, gpus, scheduler):
     cycle = [int(g) for g in gpus.split(",")]
     items = []
@@ -41,16 +61,7 @@ def make_pods(prefix, count, gpus, scheduler):
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": f"{prefix}-{i}", "labels": {"batch": prefix}},
-            "spec": {
-                "schedulerName": scheduler,
-                "restartPolicy": "Never",
-                "terminationGracePeriodSeconds": 0,
-                "containers": [{
-                    "name": "main",
-                    "image": "registry.invalid/muster/fake:1",
-                    "resources": {"limits": {GPU: str(n)}, "requests": {"cpu": "100m"}},
-                }],
-            },
+            "spec": fake_gpu_pod_spec(scheduler, n),
         })
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
