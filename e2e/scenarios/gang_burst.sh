@@ -26,12 +26,7 @@ GANG_CLUSTER_FILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../clusters" && pwd)/gpu-
 source "$(dirname "${BASH_SOURCE[0]}")/gang_lib.sh"
 WORKLOAD=(burst --seed 3 --waves "30,18,24")
 
-if gang_has_side stock; then
-  gang_side stock
-  gang_submit "${WORKLOAD[@]}" --scheduler default-scheduler
-  e2e_log "stock: $(gang_wait 75 20)"
-  gang_end_side
-fi
+gang_stock_side 75 20 "${WORKLOAD[@]}"
 
 outcome=skipped
 if gang_has_side muster; then

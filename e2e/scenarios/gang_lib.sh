@@ -124,6 +124,19 @@ gang_submit() {
     grep -c .) PodGroups ($*)"
 }
 
+# gang_stock_side CAP IDLE WORKLOAD...: when the stock side is asked for, its
+# whole run: the workload through the default scheduler, waited for at most
+# CAP s (IDLE s without progress), its outcome logged.
+gang_stock_side() {
+  local cap=$1 idle=$2
+  shift 2
+  gang_has_side stock || return 0
+  gang_side stock
+  gang_submit "$@" --scheduler default-scheduler
+  e2e_log "stock: $(gang_wait "$cap" "$idle")"
+  gang_end_side
+}
+
 # gang_status: the recorder's status (JSON; see gang_report.py Recorder.status).
 gang_status() { cat "$GANG_OUT/$GANG_SIDE.status" 2>/dev/null || echo '{}'; }
 json_get() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], 0))' "$1" "$2"; }

@@ -51,12 +51,7 @@ crash() {
   e2e_log "extender restarted"
 }
 
-if gang_has_side stock; then
-  gang_side stock
-  gang_submit "${WORKLOAD[@]}" --scheduler default-scheduler
-  e2e_log "stock: $(gang_wait 40 15)"
-  gang_end_side
-fi
+gang_stock_side 40 15 "${WORKLOAD[@]}"
 
 outcome=skipped
 if gang_has_side muster; then
