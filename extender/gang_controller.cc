@@ -70,6 +70,12 @@ gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
   std::sort(g.members.begin(), g.members.end(), [](const gang::Member& a, const gang::Member& b) {
     return a.pod->meta.name < b.pod->meta.name;
   });
+  // Hints matter only to members still to place: most passes see none, and
+  // decoding a 100-member plan per gang per pass would be wasted.
+  if (std::ranges::find(g.members, MemberState::kPending, &gang::Member::state) ==
+      g.members.end()) {
+    return g;
+  }
   const std::map<std::string, std::string> plan = PersistedPlan(g.members);
   for (gang::Member& m : g.members) {
     if (m.state != MemberState::kPending) continue;
