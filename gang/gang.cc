@@ -99,8 +99,8 @@ bool GangOrder(const Gang& a, const Gang& b) {
   // Negated so that the higher priority sorts first; widened so INT32_MIN negates.
   const int64_t a_rank = -static_cast<int64_t>(a.priority);
   const int64_t b_rank = -static_cast<int64_t>(b.priority);
-  return std::tie(a_rank, a.queue_rank, a.created, a.key) <
-         std::tie(b_rank, b.queue_rank, b.created, b.key);
+  return std::tie(a.queue_rank, a_rank, a.created, a.key) <
+         std::tie(b.queue_rank, b_rank, b.created, b.key);
 }
 
 PodGroupStatus StatusOf(const Gang& gang, bool admitted, const Wait* wait,

@@ -16,16 +16,25 @@
 //    already bound or reserved; only then are its pending members reserved,
 //    all at once. Members beyond the minimum are placed best-effort in the
 //    same plan (elastic gangs) and later, one pass at a time, as they fit.
-//  - Gangs are planned one after another in GangOrder (priority, then queue
-//    order, then age), each against the capacity the earlier ones left, so
-//    two gangs never hold partial reservations.
+//  - Gangs are planned one after another in GangOrder (the queue step's
+//    rank, then priority, then age), each against the capacity the earlier
+//    ones left, so two gangs never hold partial reservations. A gang in a
+//    queue (Gang::queues) is planned only within its queue's capability left
+//    (QueueLimit::room).
 //  - A gang whose members have not claimed (bound) their reservation within
 //    PassConfig::reservation_timeout of the last progress loses its unclaimed
 //    reservations and is planned again on a later pass.
 //  - Preemption: the first gang in order that cannot be placed may evict
-//    whole gangs of strictly lower priority; the victim set is the fewest
-//    GPUs, then the lowest priority, then the youngest, and minimal (no
-//    victim can be spared).
+//    whole gangs of strictly lower priority in its own queue; the victim set
+//    is the fewest GPUs, then the lowest priority, then the youngest, and
+//    minimal (no victim can be spared).
+//  - Reclaim (issue #6): when that gang's queue holds less than it deserves
+//    (share < 1), it may also evict whole gangs of other, reclaimable queues
+//    that hold more than they deserve, lowest priority then youngest first,
+//    as long as each such queue keeps at least its deserved share (dominant
+//    share allocated/deserved >= 1 after the eviction). Hysteresis follows:
+//    a queue that reclaimed ends at most one gang above its due and its
+//    victim at or above its own, so neither can take the same capacity back.
 //
 // Thread-safety: everything here is a pure function of its arguments.
 #pragma once
@@ -87,9 +96,12 @@ struct Gang {
   PodGroupSpec spec;
   Time created;          // the PodGroup's creationTimestamp
   int32_t priority = 0;  // the highest spec.priority among the members
-  // Where the queue step ranks the gang's queue: lower goes first. 0 for all
-  // until queues (issue #6) fill it in.
+  // Where the queue step (queue::RankGangs) ranks the gang: lower goes
+  // first, before priority. Equal (0) for all without queues.
   int32_t queue_rank = 0;
+  // The gang's queue, then the queue's ancestors; empty when queue limits
+  // and reclaim do not apply to it.
+  std::vector<std::string> queues;
   std::vector<Member> members;  // in pod-name order
   // When the gang's current reservation was made or last progressed (a
   // member bound); unset when it holds no reservation.
@@ -131,9 +143,22 @@ struct VictimCandidate {
     std::string node;
     Resources request;  // what it holds on node (EffectiveRequest, pods=1 included)
   };
-  std::vector<Pod> pods;  // every bound, unfinished, non-terminating member
-  int64_t gpus = 0;       // nvidia.com/gpu held by `pods`
+  std::vector<Pod> pods;            // every bound, unfinished, non-terminating member
+  int64_t gpus = 0;                 // nvidia.com/gpu held by `pods`
+  std::vector<std::string> queues;  // as Gang::queues
+  Resources holds;                  // what `pods` request (no pod slots)
 };
+
+// What a queue allows in this pass (issue #6), from the queue step.
+struct QueueLimit {
+  // Capability left for new reservations; only the resources named here are
+  // limited. Unset: no capability.
+  std::optional<Resources> room;
+  Resources allocated;  // what its gangs and pods hold, requests only
+  Resources deserved;
+  bool reclaimable = true;
+};
+using QueueLimits = std::map<std::string, QueueLimit>;  // by queue name
 
 struct PassConfig {
   Duration reservation_timeout = std::chrono::seconds(60);
@@ -145,6 +170,9 @@ struct PassConfig {
   // there, so those nodes drain for it while the others keep backfilling.
   // Without it, a stream of small gangs can keep a big one waiting forever.
   Duration head_of_line_after = std::chrono::seconds(10);
+  // Whether a queue below its deserved share reclaims from queues above
+  // theirs (needs QueueLimits).
+  bool reclaim = true;
 };
 
 // ---------------------------------------------------------------------------
@@ -169,8 +197,12 @@ struct GangPlan {
 };
 
 struct Preemption {
-  std::string preemptor;                   // gang key
-  std::vector<std::string> victims;        // gang keys, in eviction order
+  std::string preemptor;             // gang key
+  std::vector<std::string> victims;  // gang keys, in eviction order
+  // The victims from other queues (a subset of `victims`), taken back for
+  // the preemptor's queue `queue`.
+  std::vector<std::string> reclaimed;
+  std::string queue;
   std::vector<VictimCandidate::Pod> pods;  // every pod of every victim
 };
 
@@ -186,6 +218,7 @@ struct Wait {
 inline constexpr std::string_view kWaitMembers = "NotEnoughTasks";  // fewer pods than minMember
 inline constexpr std::string_view kWaitResources = "NotEnoughResources";  // does not fit now
 inline constexpr std::string_view kWaitNeverFits = "Unplaceable";  // not even on an empty cluster
+inline constexpr std::string_view kWaitQueueCapability = "QueueCapability";  // its queue is full
 
 struct PassResult {
   // The head of the line (PassConfig::head_of_line_after) and the nodes
@@ -235,7 +268,9 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view)
 // One pass over every gang: expires stale reservations, plans the gangs in
 // GangOrder against the capacity the earlier ones leave, and picks victims
 // for the first gang that does not fit when preemption can place it.
-// `victims` lists the running gangs preemption may choose from.
+// `victims` lists the running gangs preemption may choose from; `queues`
+// the limits of the queues named by Gang::queues (a queue missing from it
+// has none).
 // Details: `expired` is in GangOrder; an expired gang gets neither a plan nor
 // a wait in that pass. Every other gang with pending members is planned,
 // admitted or not (admission only gates pod creation). Admission
@@ -244,7 +279,8 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view)
 // preemptor is the first gang waiting with kWaitResources that is not
 // `preempting`; it gets no reservation in this pass.
 PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
-                   const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config);
+                   const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config,
+                   const QueueLimits& queues = {});
 
 // ---------------------------------------------------------------------------
 // Status.

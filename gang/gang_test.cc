@@ -423,7 +423,7 @@ TEST(PlanGangTest, DoesNotChangeTheView) {
 // ---------------------------------------------------------------------------
 // GangOrder.
 
-TEST(GangOrderTest, PriorityThenQueueThenAgeThenKey) {
+TEST(GangOrderTest, QueueRankThenPriorityThenAgeThenKey) {
   Gang base = MakeGang("b");
   Gang high = base;
   high.priority = 1;
@@ -438,9 +438,10 @@ TEST(GangOrderTest, PriorityThenQueueThenAgeThenKey) {
   EXPECT_TRUE(GangOrder(older, base));
   EXPECT_TRUE(GangOrder(key_a, base));
   EXPECT_FALSE(GangOrder(base, base));
-  // Priority dominates age and queue rank.
-  older.queue_rank = -5;
+  // Priority dominates age; the queue rank (fair share) dominates both.
   EXPECT_TRUE(GangOrder(high, older));
+  older.queue_rank = -5;
+  EXPECT_TRUE(GangOrder(older, high));
 }
 
 TEST(MemberTest, TaskFromAnnotationThenLabel) {
@@ -823,6 +824,116 @@ TEST(RunPassTest, NoPreemptionForAGangThatNeverFits) {
   ASSERT_EQ(r.waits.size(), 1u);
   EXPECT_EQ(r.waits[0].reason, kWaitNeverFits);
   EXPECT_FALSE(r.preemption.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// Queues: reclaim and capability (issue #6).
+
+Gang InQueue(Gang gang, const std::string& queue) {
+  gang.queues = {queue};
+  return gang;
+}
+
+VictimCandidate InQueue(VictimCandidate v, const std::string& queue) {
+  v.queues = {queue};
+  v.holds = Resources{{std::string(kNvidiaGpu), v.gpus}};
+  return v;
+}
+
+QueueLimit Holding(int64_t allocated_gpus, int64_t deserved_gpus, bool reclaimable = true) {
+  return QueueLimit{.allocated = Resources{{std::string(kNvidiaGpu), allocated_gpus}},
+                    .deserved = Resources{{std::string(kNvidiaGpu), deserved_gpus}},
+                    .reclaimable = reclaimable};
+}
+
+TEST(RunPassTest, Reclaim) {
+  const std::vector<Node> four = {GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8),
+                                  GpuNode("n4", 8)};
+  // Queue b runs three 8-GPU gangs, c one; a (the preemptor's) none.
+  const std::vector<VictimCandidate> running = {InQueue(Victim("b-old", 1, 10, {{"n1", 8}}), "b"),
+                                                InQueue(Victim("b-young", 1, 20, {{"n2", 8}}), "b"),
+                                                InQueue(Victim("b-low", 0, 5, {{"n3", 8}}), "b"),
+                                                InQueue(Victim("c-only", 0, 30, {{"n4", 8}}), "c")};
+  struct Case {
+    std::string name;
+    Gang preemptor;
+    QueueLimits queues;
+    std::vector<std::string> want_victims = {};  // empty: no preemption
+    std::vector<VictimCandidate> extra = {};     // more candidates (hold no capacity)
+  };
+  const std::vector<Case> cases = {
+      {.name = "an owed queue takes from one above its share: lowest priority first",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}},
+       .want_victims = {"b-low"}},
+      {.name = "same priority: the youngest",
+       .preemptor = InQueue(WholeNodes("p", 2, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 0)}, {"c", Holding(8, 8)}},
+       .want_victims = {"b-low", "b-young"}},
+      {.name = "never below the victim queue's deserved share",
+       .preemptor = InQueue(WholeNodes("p", 2, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 16)}, {"c", Holding(8, 0)}},
+       .want_victims = {"c-only", "b-low"}},  // c-only is the younger
+      {.name = "not enough can be taken without hurting a deserved share: nothing",
+       .preemptor = InQueue(WholeNodes("p", 2, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 16)}, {"c", Holding(8, 8)}}},
+      {.name = "a queue at its deserved share does not reclaim",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Holding(16, 16)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}}},
+      {.name = "a queue that is not reclaimable keeps what it holds",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 8, false)}, {"c", Holding(8, 8)}}},
+      {.name = "priority alone never crosses queues",
+       .preemptor = InQueue(WholeNodes("p", 1, 9, 1), "a"),
+       .queues = {{"a", Holding(0, 0)}, {"b", Holding(24, 24)}, {"c", Holding(8, 8)}}},
+      {.name = "owed capacity comes back before the queue's own lower-priority work goes",
+       .preemptor = InQueue(WholeNodes("p", 1, 9, 1), "a"),
+       .queues = {{"a", Holding(8, 16)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}},
+       .want_victims = {"b-low"},
+       .extra = {InQueue(Victim("a-low", 1, 1, {{"n1", 8}}), "a")}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<VictimCandidate> victims = running;
+    victims.insert(victims.end(), c.extra.begin(), c.extra.end());
+    const PassResult r =
+        RunPass(Occupied(four, running), {c.preemptor}, victims, kNow, PassConfig{}, c.queues);
+    if (c.want_victims.empty()) {
+      EXPECT_FALSE(r.preemption.has_value());
+      continue;
+    }
+    ASSERT_TRUE(r.preemption.has_value());
+    EXPECT_EQ(r.preemption->victims, c.want_victims);
+    EXPECT_EQ(r.preemption->reclaimed, c.want_victims);
+    EXPECT_EQ(r.preemption->queue, "a");
+  }
+}
+
+TEST(RunPassTest, ReclaimCanBeTurnedOff) {
+  const std::vector<VictimCandidate> victims = {InQueue(Victim("v", 0, 1, {{"n1", 8}}), "b")};
+  PassConfig config;
+  config.reclaim = false;
+  const PassResult r =
+      RunPass(Occupied({GpuNode("n1", 8)}, victims), {InQueue(WholeNodes("p", 1, 0, 1), "a")},
+              victims, kNow, config, {{"a", Holding(0, 8)}, {"b", Holding(8, 0)}});
+  EXPECT_FALSE(r.preemption.has_value());
+}
+
+TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
+  QueueLimits queues = {{"a", QueueLimit{.room = Resources{{std::string(kNvidiaGpu), 8}}}}};
+  Gang first = InQueue(WholeNodes("first", 1, 0, 1), "a");
+  Gang second = InQueue(WholeNodes("second", 1, 0, 2), "a");
+  first.spec.min_resources = second.spec.min_resources = Resources{{"requests.nvidia.com/gpu", 8}};
+  const PassResult r = RunPass(
+      MakeView({GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8)}),
+      {first, second, InQueue(WholeNodes("wide", 2, 0, 3), "b"), WholeNodes("free", 1, 0, 4)}, {},
+      kNow, PassConfig{}, queues);
+  EXPECT_THAT(Keys(r.plans), ElementsAre("default/first", "default/wide"));
+  ASSERT_THAT(Keys(r.waits), ElementsAre("default/second", "default/free"));
+  EXPECT_EQ(r.waits[0].reason, kWaitQueueCapability);
+  EXPECT_EQ(r.waits[0].message, "queue a is at its capability: needs nvidia.com/gpu=8 (0 left)");
+  // Admission (Pending -> Inqueue) of minResources stops at the capability too.
+  EXPECT_THAT(r.admitted, ElementsAre("default/first", "default/wide", "default/free"));
 }
 
 // ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // preemption. The view is copied once and updated as decisions are taken, so
 // every later gang sees the capacity the earlier ones left.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "gang/feasibility.h"
 #include "gang/gang.h"
 #include "gang/planner.h"
+#include "model/quantity.h"
 
 namespace muster::gang {
 namespace {
@@ -23,6 +25,49 @@ void AddFree(ClusterView& view, std::string_view node, const Resources& amount) 
 
 void TakeFree(ClusterView& view, std::string_view node, const Resources& amount) {
   if (std::optional<size_t> n = FindNode(view, node)) view.nodes[*n].free -= amount;
+}
+
+// What the gang's pending members `reserve` request (no pod slots): what
+// counts against its queues' capability.
+Resources RequestOf(const Gang& gang, const std::vector<Assignment>& reserve) {
+  Resources need;
+  for (const Assignment& a : reserve) {
+    const auto member = std::ranges::find_if(
+        gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
+    if (member != gang.members.end()) need += member->pod->EffectiveRequest();
+  }
+  return need;
+}
+
+// Why `need` does not fit the capability left in the gang's queues ("" when
+// it fits).
+std::string QueueShortfall(const Gang& gang, const Resources& need, const QueueLimits& queues) {
+  for (const std::string& name : gang.queues) {
+    const auto it = queues.find(name);
+    if (it == queues.end() || !it->second.room) continue;
+    const Resources& room = *it->second.room;
+    const std::vector<std::string> over = need.Exceeding(room, /*absent_is_unlimited=*/true);
+    if (over.empty()) continue;
+    std::string message = "queue " + name + " is at its capability: needs";
+    for (const std::string& r : over) {
+      message += " " + r + "=" + FormatResourceQuantity(r, need.Get(r)) + " (" +
+                 FormatResourceQuantity(r, std::max<int64_t>(room.Get(r), 0)) + " left)";
+    }
+    return message;
+  }
+  return "";
+}
+
+void TakeRoom(const Gang& gang, const Resources& need, QueueLimits& queues) {
+  for (const std::string& name : gang.queues) {
+    const auto it = queues.find(name);
+    if (it == queues.end() || !it->second.room) continue;
+    Resources& room = *it->second.room;
+    // Only what the capability names is limited: absent stays unlimited.
+    for (const auto& [resource, amount] : need.entries()) {
+      if (room.Has(resource)) room.Set(resource, room.Get(resource) - amount);
+    }
+  }
 }
 
 // (a) A reservation nobody claimed within the timeout goes back to the pool;
@@ -72,16 +117,17 @@ Resources SchedulableFree(const ClusterView& view) {
 // (b) Volcano's enqueue: admitted gangs about to claim their minimum count
 // against the free capacity, so the reconciler does not create pods for
 // more gangs than the cluster can start.
-void Admit(const ClusterView& view, const std::vector<Gang>& gangs,
+void Admit(const ClusterView& view, const std::vector<Gang>& gangs, QueueLimits queues,
            std::vector<std::string>& admitted) {
   Resources left = SchedulableFree(view);
   for (const Gang& gang : gangs) {
     if (std::ranges::any_of(gang.members, CountsPlaced)) continue;  // in the view already
     const Resources need = AdmissionNeed(gang);
     const bool waiting = gang.phase.empty() || gang.phase == kPodGroupPending;
-    if (waiting && !need.FitsIn(left)) continue;
+    if (waiting && (!need.FitsIn(left) || !QueueShortfall(gang, need, queues).empty())) continue;
     if (waiting) admitted.push_back(gang.key);
     left -= need;
+    TakeRoom(gang, need, queues);
   }
 }
 
@@ -150,7 +196,7 @@ ClusterView WithoutEarmarked(const ClusterView& view, const std::vector<size_t>&
 // gang preemption may serve: the first that waits for capacity and has no
 // preemption in flight.
 const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
-                    const PassConfig& config, PassResult& result) {
+                    const PassConfig& config, QueueLimits queues, PassResult& result) {
   const Gang* preemptor = nullptr;
   std::vector<size_t> earmarked;
   std::optional<ClusterView> masked;  // set once a head is found
@@ -162,6 +208,18 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     std::variant<GangPlan, Wait> decision = PlanGang(gang, masked ? *masked : view);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
+      const Resources need = RequestOf(gang, plan->reserve);
+      if (std::string full = QueueShortfall(gang, need, queues); !full.empty()) {
+        const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
+        if (placed < std::max(gang.spec.min_member, 1)) {
+          result.waits.push_back(Wait{.key = gang.key,
+                                      .reason = kWaitQueueCapability,
+                                      .message = std::move(full),
+                                      .placeable = static_cast<int32_t>(placed)});
+        }
+        continue;
+      }
+      TakeRoom(gang, need, queues);
       Reserve(view, gang, *plan);
       if (masked) Reserve(*masked, gang, *plan);
       result.plans.push_back(std::move(*plan));
@@ -189,22 +247,95 @@ void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
   for (const VictimCandidate::Pod& pod : victim.pods) AddFree(view, pod.node, pod.request);
 }
 
-// Whole gangs of strictly lower priority, cheapest first: fewest GPUs, then
-// lowest priority, then youngest (least work lost).
+const QueueLimit* LimitOf(const std::vector<std::string>& path, const QueueLimits& queues) {
+  if (path.empty()) return nullptr;
+  const auto it = queues.find(path.front());
+  return it == queues.end() ? nullptr : &it->second;
+}
+
+bool SameQueue(const Gang& preemptor, const VictimCandidate& v) {
+  if (preemptor.queues.empty() || v.queues.empty())
+    return preemptor.queues.empty() == v.queues.empty();
+  return preemptor.queues.front() == v.queues.front();
+}
+
+// True when a queue holding `allocated` is short of what it deserves: its
+// share is below 1 on every resource (a queue deserving nothing never is).
+bool Owed(const Resources& allocated, const Resources& deserved) {
+  return !deserved.IsZero() && allocated.DominantShare(deserved) < 1.0;
+}
+
+// A candidate from another queue that reclaim may take from: reclaimable
+// and above its deserved share (whether it stays at or above its due is
+// checked as victims add up).
+bool Reclaimable(const VictimCandidate& v, const QueueLimits& queues) {
+  const QueueLimit* limit = LimitOf(v.queues, queues);
+  return limit && limit->reclaimable && limit->allocated.DominantShare(limit->deserved) > 1.0;
+}
+
+// True when the preemptor's queue holds less than it deserves.
+bool MayReclaim(const Gang& preemptor, const QueueLimits& queues, const PassConfig& config) {
+  const QueueLimit* limit = LimitOf(preemptor.queues, queues);
+  return config.reclaim && limit && Owed(limit->allocated, limit->deserved);
+}
+
+// The candidates in the order victims are taken: first, when the
+// preemptor's queue is owed capacity, other queues' reclaimable gangs
+// (lowest priority, then youngest, then fewest GPUs); then gangs of its own
+// queue with strictly lower priority, cheapest first (fewest GPUs, then
+// lowest priority, then youngest: least work lost).
 std::vector<const VictimCandidate*> Eligible(const Gang& preemptor,
-                                             const std::vector<VictimCandidate>& victims) {
-  std::vector<const VictimCandidate*> out;
+                                             const std::vector<VictimCandidate>& victims,
+                                             const QueueLimits& queues, const PassConfig& config) {
+  std::vector<const VictimCandidate*> reclaim, preempt;
+  const bool may_reclaim = MayReclaim(preemptor, queues, config);
   for (const VictimCandidate& v : victims) {
-    if (v.priority < preemptor.priority && v.key != preemptor.key && !v.pods.empty()) {
-      out.push_back(&v);
+    if (v.key == preemptor.key || v.pods.empty()) continue;
+    if (SameQueue(preemptor, v)) {
+      if (v.priority < preemptor.priority) preempt.push_back(&v);
+    } else if (may_reclaim && Reclaimable(v, queues)) {
+      reclaim.push_back(&v);
     }
   }
-  std::ranges::sort(out, [](const VictimCandidate* a, const VictimCandidate* b) {
+  std::ranges::sort(reclaim, [](const VictimCandidate* a, const VictimCandidate* b) {
+    return std::tie(a->priority, b->created, a->gpus, a->key) <
+           std::tie(b->priority, a->created, b->gpus, b->key);
+  });
+  std::ranges::sort(preempt, [](const VictimCandidate* a, const VictimCandidate* b) {
     return std::tie(a->gpus, a->priority, b->created, a->key) <
            std::tie(b->gpus, b->priority, a->created, b->key);
   });
-  return out;
+  reclaim.insert(reclaim.end(), preempt.begin(), preempt.end());
+  return reclaim;
 }
+
+// What reclaim has taken from each queue so far, to keep every victim queue
+// at or above its deserved share.
+class ReclaimLedger {
+ public:
+  ReclaimLedger(const Gang& preemptor, const QueueLimits& queues)
+      : preemptor_(preemptor), queues_(queues) {}
+
+  // Takes `v` when every queue of its path the preemptor does not share
+  // keeps allocated/deserved >= 1 without it; same-queue victims always.
+  bool Take(const VictimCandidate& v) {
+    if (SameQueue(preemptor_, v)) return true;
+    for (const std::string& name : v.queues) {
+      if (std::ranges::find(preemptor_.queues, name) != preemptor_.queues.end()) break;
+      const auto it = queues_.find(name);
+      if (it == queues_.end()) continue;
+      const Resources after = it->second.allocated - taken_[name] - v.holds;
+      if (Owed(after, it->second.deserved)) return false;
+    }
+    for (const std::string& name : v.queues) taken_[name] += v.holds;
+    return true;
+  }
+
+ private:
+  const Gang& preemptor_;
+  const QueueLimits& queues_;
+  std::map<std::string, Resources> taken_;
+};
 
 // Drops every victim the preemptor can do without, latest added first (the
 // costliest, by the candidate order).
@@ -222,11 +353,14 @@ void Minimize(const ClusterView& view, const Gang& preemptor,
 // (d) Adds candidates until the preemptor's minimum fits, then makes the set
 // minimal. Nothing when even every candidate together is not enough.
 std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& preemptor,
-                                           const std::vector<VictimCandidate>& victims) {
+                                           const std::vector<VictimCandidate>& victims,
+                                           const QueueLimits& queues, const PassConfig& config) {
   ClusterView trial = view;
   std::vector<const VictimCandidate*> chosen;
+  ReclaimLedger ledger(preemptor, queues);
   bool fits = false;
-  for (const VictimCandidate* candidate : Eligible(preemptor, victims)) {
+  for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config)) {
+    if (!ledger.Take(*candidate)) continue;
     ReleaseVictim(trial, *candidate);
     chosen.push_back(candidate);
     if ((fits = MinimumFits(preemptor, trial))) break;
@@ -234,8 +368,10 @@ std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& 
   if (!fits) return std::nullopt;
   Minimize(view, preemptor, chosen);
   Preemption preemption{.preemptor = preemptor.key};
+  if (!preemptor.queues.empty()) preemption.queue = preemptor.queues.front();
   for (const VictimCandidate* victim : chosen) {
     preemption.victims.push_back(victim->key);
+    if (!SameQueue(preemptor, *victim)) preemption.reclaimed.push_back(victim->key);
     preemption.pods.insert(preemption.pods.end(), victim->pods.begin(), victim->pods.end());
   }
   return preemption;
@@ -244,18 +380,18 @@ std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& 
 }  // namespace
 
 PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
-                   const std::vector<VictimCandidate>& victims, Time now,
-                   const PassConfig& config) {
+                   const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config,
+                   const QueueLimits& queues) {
   PassResult result;
   ClusterView left = view;
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
-  Admit(left, gangs, result.admitted);
-  const Gang* preemptor = PlanAll(left, gangs, now, config, result);
+  Admit(left, gangs, queues, result.admitted);
+  const Gang* preemptor = PlanAll(left, gangs, now, config, queues, result);
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.
   if (config.preemption && preemptor) {
-    result.preemption = ChoosePreemption(left, *preemptor, victims);
+    result.preemption = ChoosePreemption(left, *preemptor, victims, queues, config);
   }
   return result;
 }
