@@ -131,6 +131,14 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          f.gang.pass.preemption = v == "true";
          return Status::Ok();
        }},
+      {"queue-reclaim",
+       [](const std::string& v, ExtenderFlags& f) {
+         if (v != "true" && v != "false") {
+           return FlagError("queue-reclaim", "\"" + v + "\" is not true or false");
+         }
+         f.gang.pass.reclaim = v == "true";
+         return Status::Ok();
+       }},
       {"score-mode",
        [](const std::string& v, ExtenderFlags& f) {
          if (v == "binpack") {
@@ -212,7 +220,9 @@ std::string ExtenderUsage() {
          "  --gang-head-of-line-after D  keep nodes draining for the first waiting gang once\n"
          "                             it is D old (default 10s)\n"
          "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
-         "                             not fit (default true)\n";
+         "                             not fit (default true)\n"
+         "  --queue-reclaim BOOL       evict whole gangs of queues above their deserved share\n"
+         "                             for a queue below its own (default true)\n";
 }
 
 namespace {
@@ -374,7 +384,8 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
                                          .metrics = &metrics,
                                          .cluster = &cache,
                                          .ready = synced,
-                                         .gangs = [&gangs] { return gangs.DebugJson(); }});
+                                         .gangs = [&gangs] { return gangs.DebugJson(); },
+                                         .queues = [&gangs] { return gangs.QueuesDebugJson(); }});
   nodes.Start();
   pods.Start();
   groups.Start();

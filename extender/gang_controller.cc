@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -24,6 +25,12 @@ using gang::MemberState;
 const kube::ResourceRef& PodGroupsRef() {
   static const kube::ResourceRef ref{
       .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
+  return ref;
+}
+
+const kube::ResourceRef& QueuesRef() {
+  static const kube::ResourceRef ref{
+      .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
   return ref;
 }
 
@@ -273,6 +280,24 @@ gang::ClusterView ViewOf(const ClusterSnapshot& snapshot) {
 
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e6; }
 
+// The gangs the pass plans: all but those their queue holds back.
+std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
+                                     const std::vector<gang::Wait>& held) {
+  if (held.empty()) return gangs;
+  std::set<std::string> keys;
+  for (const gang::Wait& w : held) keys.insert(w.key);
+  std::vector<gang::Gang> out;
+  for (const gang::Gang& g : gangs) {
+    if (!keys.contains(g.key)) out.push_back(g);
+  }
+  return out;
+}
+
+// A metric value of `resource`: cpu in cores, the rest in its unit.
+double MetricValue(std::string_view resource, int64_t amount) {
+  return resource == kCpu ? static_cast<double>(amount) / 1000.0 : static_cast<double>(amount);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -301,6 +326,12 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
   // The nodes only matter when some gang has members to place (or
   // reservations to keep): the passes between cost no copy of 1000 nodes.
   if (needs_view) in.view = ViewOf(snapshot);
+  in.queues = snapshot.workloads().queues();
+  snapshot.ForEachNode([&](const NodeInfo& info) {
+    if (info.known() && info.node->IsReady() && !info.node->unschedulable) {
+      in.free += (info.allocatable - info.allocated).ClampedAtZero();
+    }
+  });
   return in;
 }
 
@@ -388,6 +419,8 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
 void PendingWrites::Add(GangWrites writes) {
   for (GangWrites::PodPatch& p : writes.pod_patches) pod_patches[p.uid] = std::move(p);
   for (GangWrites::GroupStatus& s : writes.statuses) statuses[s.key] = std::move(s);
+  for (GangWrites::QueueStatusWrite& q : writes.queue_statuses)
+    queue_statuses[q.name] = std::move(q);
   std::move(writes.events.begin(), writes.events.end(), std::back_inserter(events));
   std::move(writes.evictions.begin(), writes.evictions.end(), std::back_inserter(evictions));
 }
@@ -396,6 +429,7 @@ GangWrites PendingWrites::Take() {
   GangWrites out;
   for (auto& [uid, p] : pod_patches) out.pod_patches.push_back(std::move(p));
   for (auto& [key, s] : statuses) out.statuses.push_back(std::move(s));
+  for (auto& [name, q] : queue_statuses) out.queue_statuses.push_back(std::move(q));
   out.events = std::move(events);
   out.evictions = std::move(evictions);
   *this = PendingWrites();
@@ -406,14 +440,16 @@ GangWrites PendingWrites::Take() {
 // The controller.
 
 struct GangController::Memory {
-  std::map<std::string, Time> reserved_since;     // gang key -> last progress
-  std::map<std::string, int32_t> scheduled;       // gang key -> scheduled at the last pass
-  std::map<std::string, Time> preempting;         // gang key -> no new eviction before
-  std::map<std::string, Time> admitted_at;        // gang key -> admission, until minMember bound
-  std::set<std::string> started;                  // gangs that reached minMember once
-  std::map<std::string, std::string> woken;       // pod uid -> node it was woken/ungated for
-  std::map<std::string, PodGroupStatus> written;  // gang key -> status last written
-  std::map<std::string, Time> written_at;         // gang key -> when
+  std::map<std::string, Time> reserved_since;        // gang key -> last progress
+  std::map<std::string, int32_t> scheduled;          // gang key -> scheduled at the last pass
+  std::map<std::string, Time> preempting;            // gang key -> no new eviction before
+  std::map<std::string, Time> admitted_at;           // gang key -> admission, until minMember bound
+  std::set<std::string> started;                     // gangs that reached minMember once
+  std::map<std::string, std::string> woken;          // pod uid -> node it was woken/ungated for
+  std::map<std::string, PodGroupStatus> written;     // gang key -> status last written
+  std::map<std::string, Time> written_at;            // gang key -> when
+  std::map<std::string, QueueStatus> queue_written;  // queue -> status last written
+  std::map<std::string, Time> queue_written_at;      // queue -> when
   std::optional<Time> last_pass;
   uint64_t last_generation = ~uint64_t{0};
 };
@@ -427,6 +463,14 @@ struct GangController::Metrics {
   prometheus::Counter* evictions = nullptr;
   prometheus::Counter* preemptions = nullptr;
   std::map<std::string, prometheus::Gauge*, std::less<>> phases;
+  // Per queue (and resource): muster_queue_*.
+  prometheus::Family<prometheus::Gauge>* deserved = nullptr;
+  prometheus::Family<prometheus::Gauge>* allocated = nullptr;
+  prometheus::Family<prometheus::Gauge>* pending = nullptr;
+  prometheus::Family<prometheus::Gauge>* share = nullptr;
+  prometheus::Family<prometheus::Counter>* reclaims = nullptr;
+  // The label sets set last pass: those not set again are removed.
+  std::set<std::map<std::string, std::string>> labelled;
 };
 
 GangController::GangController(ClusterAccess* cluster, kube::Client* client, const Clock& clock,
@@ -484,6 +528,30 @@ GangController::GangController(ClusterAccess* cluster, kube::Client* client, con
                                  kPodGroupCompleted, kPodGroupUnknown}) {
     metrics_->phases[std::string(phase)] = &phases.Add({{"phase", std::string(phase)}});
   }
+  metrics_->deserved = &prometheus::BuildGauge()
+                            .Name("muster_queue_deserved")
+                            .Help("A queue's deserved share, per resource (cpu in cores).")
+                            .Register(*registry);
+  metrics_->allocated = &prometheus::BuildGauge()
+                             .Name("muster_queue_allocated")
+                             .Help("What a queue's gangs hold (bound or reserved), per resource.")
+                             .Register(*registry);
+  metrics_->pending = &prometheus::BuildGauge()
+                           .Name("muster_queue_pending_demand")
+                           .Help("What a queue's gangs wait for, per resource.")
+                           .Register(*registry);
+  metrics_->share = &prometheus::BuildGauge()
+                         .Name("muster_queue_share")
+                         .Help(
+                             "A queue's dominant share: max over resources of allocated / "
+                             "deserved (1 = exactly its due).")
+                         .Register(*registry);
+  metrics_->reclaims = &prometheus::BuildCounter()
+                            .Name("muster_queue_reclaims_total")
+                            .Help(
+                                "Gangs evicted from a queue to give other queues their "
+                                "deserved share (label: the victim's queue).")
+                            .Register(*registry);
 }
 
 GangController::~GangController() { Stop(); }
@@ -526,12 +594,17 @@ void GangController::WriterLoop() {
     };
     append(failed_writes_.woken, failed.woken);
     append(failed_writes_.written, failed.written);
+    append(failed_writes_.queues, failed.queues);
   }
 }
 
 void GangController::Forget(const Failed& failed) {
   for (const std::string& uid : failed.woken) memory_->woken.erase(uid);
   for (const std::string& key : failed.written) memory_->written.erase(key);
+  for (const std::string& name : failed.queues) {
+    memory_->queue_written.erase(name);
+    memory_->queue_written_at.erase(name);
+  }
 }
 
 void GangController::Loop() {
@@ -563,13 +636,15 @@ void GangController::RunPass() {
     memory_->last_generation = ChangeCount(state);
     inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, now);
   });
-  const gang::PassResult result =
-      gang::RunPass(inputs.view, inputs.gangs, inputs.victims, now, options_.pass);
+  const QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
+  gang::PassResult result = gang::RunPass(inputs.view, PlannedGangs(inputs.gangs, queues.held),
+                                          inputs.victims, now, options_.pass, queues.limits);
+  result.waits.insert(result.waits.end(), queues.held.begin(), queues.held.end());
   std::vector<std::string> applied;
   const Duration ttl = options_.pass.reservation_timeout * 2;
   cluster_->Exclusive(
       [&](ClusterState& state) { applied = ApplyPass(state, inputs, result, ttl); });
-  GangWrites writes = Writes(inputs, result, applied, now);
+  GangWrites writes = Writes(inputs, queues, result, applied, now);
   Account(inputs, now);
   if (metrics_->pass != nullptr) {
     // The wall time, not the injected clock: this is a cost, not a decision.
@@ -607,11 +682,13 @@ bool GangController::StatusWorthWriting(const PodGroupStatus& status, const PodG
   return at == memory_->written_at.end() || now - at->second >= options_.status_message_interval;
 }
 
-GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResult& result,
+GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& queues,
+                                  const gang::PassResult& result,
                                   const std::vector<std::string>& applied, Time now) {
   GangWrites out;
   Memory& mem = *memory_;
   std::set<std::string> reserved_uids;
+  std::map<std::string, std::string> phases;  // gang key -> phase after the pass
   std::string debug = "[";
   for (const gang::Gang& before : inputs.gangs) {
     const bool was_applied = Contains(applied, before.key);
@@ -656,6 +733,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     const gang::Wait* wait = WaitOf(result, g.key);
     const bool admitted = Contains(result.admitted, g.key) || was_applied;
     PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, now);
+    phases[g.key] = status.phase;
     if (StatusWorthWriting(status, group.status, g.key, now)) {
       out.statuses.push_back({g.key, group.meta.namespace_, group.meta.name, status});
       mem.written[g.key] = status;
@@ -699,6 +777,12 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     w.IntField("scheduled", scheduled);
     w.IntField("reserved", reserved);
     w.IntField("priority", g.priority);
+    if (auto q = queues.queue_of.find(g.key); q != queues.queue_of.end()) {
+      w.StringField("queue", q->second);
+    }
+    if (auto at = queues.position.find(g.key); at != queues.position.end()) {
+      w.IntField("position", at->second);  // in the planning order, 0 first
+    }
     if (wait != nullptr) {
       w.StringField("waitReason", wait->reason);
       w.StringField("waitMessage", wait->message);
@@ -709,26 +793,8 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
   debug += "]";
   // Forget what belongs to pods no longer reserved.
   KeepOnly(mem.woken, reserved_uids);
-  // Preemption.
-  if (result.preemption.has_value()) {
-    const gang::Preemption& p = *result.preemption;
-    mem.preempting[p.preemptor] = now + options_.preemption_grace;
-    std::string victims;
-    for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
-    if (auto it = inputs.groups.find(p.preemptor); it != inputs.groups.end()) {
-      out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempting",
-                                      "evicting whole lower-priority gangs: " + victims, now));
-    }
-    for (const std::string& v : p.victims) {
-      if (auto it = inputs.groups.find(v); it != inputs.groups.end()) {
-        out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempted",
-                                        "evicted whole for higher-priority gang " + p.preemptor,
-                                        now));
-      }
-    }
-    for (const auto& pod : p.pods) out.evictions.push_back({pod.namespace_, pod.name, pod.uid});
-    if (metrics_->preemptions != nullptr) metrics_->preemptions->Increment();
-  }
+  if (result.preemption.has_value()) PreemptionWrites(inputs, queues, *result.preemption, now, out);
+  QueueWrites(inputs, queues, phases, now, out);
   for (auto it = mem.preempting.begin(); it != mem.preempting.end();) {
     it = it->second <= now ? mem.preempting.erase(it) : std::next(it);
   }
@@ -741,6 +807,147 @@ GangWrites GangController::Writes(const GangInputs& inputs, const gang::PassResu
     debug_json_ = std::move(debug);
   }
   return out;
+}
+
+void GangController::PreemptionWrites(const GangInputs& inputs, const QueueStep& queues,
+                                      const gang::Preemption& p, Time now, GangWrites& out) {
+  memory_->preempting[p.preemptor] = now + options_.preemption_grace;
+  std::string victims;
+  for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
+  if (auto it = inputs.groups.find(p.preemptor); it != inputs.groups.end()) {
+    const std::string why = p.reclaimed.empty()
+                                ? "evicting whole lower-priority gangs: "
+                                : "queue " + p.queue + " reclaims its deserved share, evicting: ";
+    out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempting", why + victims, now));
+  }
+  for (const std::string& v : p.victims) {
+    const auto it = inputs.groups.find(v);
+    if (it == inputs.groups.end()) continue;
+    if (Contains(p.reclaimed, v)) {
+      // The message is parsed by e2e/scenarios/queue_report.py: keep its form.
+      out.events.push_back(GroupEvent(it->second, "Warning", "GangReclaimed",
+                                      "reclaimed by queue " + p.queue + " for gang " + p.preemptor,
+                                      now));
+      if (metrics_->reclaims != nullptr) {
+        const auto q = queues.queue_of.find(v);
+        metrics_->reclaims->Add({{"queue", q == queues.queue_of.end() ? "" : q->second}})
+            .Increment();
+      }
+    } else {
+      out.events.push_back(GroupEvent(it->second, "Warning", "GangPreempted",
+                                      "evicted whole for higher-priority gang " + p.preemptor,
+                                      now));
+    }
+  }
+  for (const auto& pod : p.pods) out.evictions.push_back({pod.namespace_, pod.name, pod.uid});
+  if (metrics_->preemptions != nullptr) metrics_->preemptions->Increment();
+}
+
+void GangController::QueueWrites(const GangInputs& inputs, const QueueStep& queues,
+                                 const std::map<std::string, std::string>& phases, Time now,
+                                 GangWrites& out) {
+  Memory& mem = *memory_;
+  // Status: what each existing Queue's gangs hold, and its PodGroups by phase.
+  std::map<std::string, QueueStatus> wanted;
+  for (const auto& [name, q] : inputs.queues) {
+    QueueStatus& st = wanted[name];
+    st = q.status;
+    st.allocated = Resources();
+    if (auto it = queues.shares.queues.find(name); it != queues.shares.queues.end()) {
+      st.allocated = it->second.allocated;
+    }
+    st.pending = st.running = st.inqueue = st.unknown = st.completed = 0;
+  }
+  for (const auto& [key, phase] : phases) {
+    const auto q = wanted.find(queues.queue_of.at(key));
+    if (q == wanted.end()) continue;
+    QueueStatus& st = q->second;
+    if (phase == kPodGroupRunning)
+      ++st.running;
+    else if (phase == kPodGroupInqueue)
+      ++st.inqueue;
+    else if (phase == kPodGroupUnknown)
+      ++st.unknown;
+    else if (phase == kPodGroupCompleted)
+      ++st.completed;
+    else
+      ++st.pending;
+  }
+  for (auto& [name, st] : wanted) {
+    const Queue& seen = inputs.queues.find(name)->second;
+    const auto last = mem.queue_written.find(name);
+    const QueueStatus& before = last == mem.queue_written.end() ? seen.status : last->second;
+    if (st == before || st == seen.status) continue;
+    const auto at = mem.queue_written_at.find(name);
+    if (at != mem.queue_written_at.end() && now - at->second < options_.queue_status_interval) {
+      continue;
+    }
+    mem.queue_written[name] = st;
+    mem.queue_written_at[name] = now;
+    out.queue_statuses.push_back({name, std::move(st)});
+  }
+  std::set<std::string> names;
+  for (const auto& [name, q] : inputs.queues) names.insert(name);
+  KeepOnly(mem.queue_written, names);
+  KeepOnly(mem.queue_written_at, names);
+  SetQueueMetrics(queues.shares);
+  // /debug/state.
+  kube::JsonWriter w;
+  w.StartObject();
+  w.Key("queues");
+  w.StartArray();
+  for (const auto& [name, q] : queues.shares.queues) {
+    w.StartObject();
+    w.StringField("name", name);
+    w.ResourcesField("deserved", q.deserved);
+    w.ResourcesField("allocated", q.allocated);
+    w.ResourcesField("demand", q.demand);
+    w.Key("share");  // -1: it holds what it deserves none of
+    w.Double(std::isfinite(q.share) ? q.share : -1);
+    w.StringField("dominant", q.dominant);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("problems");
+  w.StartArray();
+  for (const std::string& problem : queues.shares.problems) w.String(problem);
+  w.EndArray();
+  w.EndObject();
+  std::lock_guard<std::mutex> lock(debug_mu_);
+  queues_debug_json_ = w.TakeString();
+}
+
+void GangController::SetQueueMetrics(const queue::Shares& shares) {
+  Metrics& m = *metrics_;
+  if (m.deserved == nullptr) return;
+  std::set<std::map<std::string, std::string>> labelled;
+  auto set = [&](prometheus::Family<prometheus::Gauge>* family,
+                 std::map<std::string, std::string> labels, double value) {
+    family->Add(labels).Set(value);
+    labels["__family"] = family->GetName();
+    labelled.insert(std::move(labels));
+  };
+  for (const auto& [name, q] : shares.queues) {
+    for (const auto& [resource, total] : shares.total.entries()) {
+      set(m.deserved, {{"queue", name}, {"resource", resource}},
+          MetricValue(resource, q.deserved.Get(resource)));
+      set(m.allocated, {{"queue", name}, {"resource", resource}},
+          MetricValue(resource, q.allocated.Get(resource)));
+      set(m.pending, {{"queue", name}, {"resource", resource}},
+          MetricValue(resource, (q.demand - q.allocated).Get(resource)));
+    }
+    set(m.share, {{"queue", name}}, q.share);
+  }
+  // Queues (or resources) gone since the last pass leave the metrics.
+  for (std::map<std::string, std::string> labels : m.labelled) {
+    if (labelled.contains(labels)) continue;
+    const std::string family = labels["__family"];
+    labels.erase("__family");
+    for (auto* f : {m.deserved, m.allocated, m.pending, m.share}) {
+      if (f->GetName() == family) f->Remove(&f->Add(labels));
+    }
+  }
+  m.labelled = std::move(labelled);
 }
 
 void GangController::Account(const GangInputs& inputs, Time now) {
@@ -781,63 +988,83 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
   if (client_ == nullptr) return {};
   const size_t patches = writes.pod_patches.size();
   const size_t statuses = writes.statuses.size();
+  const size_t queue_statuses = writes.queue_statuses.size();
   const size_t events = writes.events.size();
   const size_t evictions = writes.evictions.size();
   std::atomic<int64_t> evicted{0};
   // What failed is forgotten, so the next pass writes it again.
   std::vector<char> patch_failed(patches, 0);
   std::vector<char> status_failed(statuses, 0);
+  std::vector<char> queue_failed(queue_statuses, 0);
   // Gates first: they decide how soon the gang starts.
-  ParallelFor(patches + statuses + events + evictions, options_.io_parallelism, [&](size_t i) {
-    if (i < patches) {
-      const GangWrites::PodPatch& p = writes.pod_patches[i];
-      StatusOr<std::string> r =
-          client_->Patch(kube::ResourceRef::Core("pods", p.namespace_, p.name),
-                         p.json_patch ? kube::PatchType::kJson : kube::PatchType::kMerge, p.body);
-      if (!r.ok()) {
-        patch_failed[i] = 1;
-        spdlog::warn("gang: waking pod {}/{}: {}", p.namespace_, p.name, r.status().ToString());
-      }
-      return;
-    }
-    i -= patches;
-    if (i < statuses) {
-      const GangWrites::GroupStatus& s = writes.statuses[i];
-      StatusOr<std::string> r =
-          client_->Patch(PodGroupsRef().WithNamespace(s.namespace_).WithName(s.name),
-                         kube::PatchType::kMerge, kube::EncodePodGroupStatusPatch(s.status));
-      if (!r.ok()) {
-        status_failed[i] = 1;
-        spdlog::warn("gang: status of PodGroup {}/{}: {}", s.namespace_, s.name,
-                     r.status().ToString());
-      }
-      return;
-    }
-    i -= statuses;
-    if (i < events) {
-      const Event& e = writes.events[i];
-      StatusOr<std::string> r = client_->Create(
-          kube::ResourceRef::Core("events", e.meta.namespace_), kube::EncodeEvent(e));
-      if (!r.ok()) spdlog::warn("gang: event {}: {}", e.reason, r.status().ToString());
-      return;
-    }
-    i -= events;
-    const GangWrites::Evict& v = writes.evictions[i];
-    Eviction eviction{.meta = {.name = v.name, .namespace_ = v.namespace_},
-                      .precondition_uid = v.uid};
-    StatusOr<std::string> r = client_->Evict(v.namespace_, v.name, kube::EncodeEviction(eviction));
-    if (r.ok()) {
-      ++evicted;
-    } else {
-      spdlog::warn("gang: evicting {}/{}: {}", v.namespace_, v.name, r.status().ToString());
-    }
-  });
+  ParallelFor(
+      patches + statuses + queue_statuses + events + evictions, options_.io_parallelism,
+      [&](size_t i) {
+        if (i < patches) {
+          const GangWrites::PodPatch& p = writes.pod_patches[i];
+          StatusOr<std::string> r = client_->Patch(
+              kube::ResourceRef::Core("pods", p.namespace_, p.name),
+              p.json_patch ? kube::PatchType::kJson : kube::PatchType::kMerge, p.body);
+          if (!r.ok()) {
+            patch_failed[i] = 1;
+            spdlog::warn("gang: waking pod {}/{}: {}", p.namespace_, p.name, r.status().ToString());
+          }
+          return;
+        }
+        i -= patches;
+        if (i < statuses) {
+          const GangWrites::GroupStatus& s = writes.statuses[i];
+          StatusOr<std::string> r =
+              client_->Patch(PodGroupsRef().WithNamespace(s.namespace_).WithName(s.name),
+                             kube::PatchType::kMerge, kube::EncodePodGroupStatusPatch(s.status));
+          if (!r.ok()) {
+            status_failed[i] = 1;
+            spdlog::warn("gang: status of PodGroup {}/{}: {}", s.namespace_, s.name,
+                         r.status().ToString());
+          }
+          return;
+        }
+        i -= statuses;
+        if (i < queue_statuses) {
+          const GangWrites::QueueStatusWrite& q = writes.queue_statuses[i];
+          StatusOr<std::string> r =
+              client_->PatchStatus(QueuesRef().WithName(q.name), kube::PatchType::kMerge,
+                                   kube::EncodeQueueStatusPatch(q.status));
+          if (!r.ok()) {
+            queue_failed[i] = 1;
+            spdlog::warn("queue: status of Queue {}: {}", q.name, r.status().ToString());
+          }
+          return;
+        }
+        i -= queue_statuses;
+        if (i < events) {
+          const Event& e = writes.events[i];
+          StatusOr<std::string> r = client_->Create(
+              kube::ResourceRef::Core("events", e.meta.namespace_), kube::EncodeEvent(e));
+          if (!r.ok()) spdlog::warn("gang: event {}: {}", e.reason, r.status().ToString());
+          return;
+        }
+        i -= events;
+        const GangWrites::Evict& v = writes.evictions[i];
+        Eviction eviction{.meta = {.name = v.name, .namespace_ = v.namespace_},
+                          .precondition_uid = v.uid};
+        StatusOr<std::string> r =
+            client_->Evict(v.namespace_, v.name, kube::EncodeEviction(eviction));
+        if (r.ok()) {
+          ++evicted;
+        } else {
+          spdlog::warn("gang: evicting {}/{}: {}", v.namespace_, v.name, r.status().ToString());
+        }
+      });
   Failed failed;
   for (size_t i = 0; i < patches; ++i) {
     if (patch_failed[i]) failed.woken.push_back(writes.pod_patches[i].uid);
   }
   for (size_t i = 0; i < statuses; ++i) {
     if (status_failed[i]) failed.written.push_back(writes.statuses[i].key);
+  }
+  for (size_t i = 0; i < queue_statuses; ++i) {
+    if (queue_failed[i]) failed.queues.push_back(writes.queue_statuses[i].name);
   }
   if (metrics_->evictions != nullptr) metrics_->evictions->Increment(static_cast<double>(evicted));
   if (patches + evictions > 0) {
@@ -850,6 +1077,11 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
 std::string GangController::DebugJson() const {
   std::lock_guard<std::mutex> lock(debug_mu_);
   return debug_json_;
+}
+
+std::string GangController::QueuesDebugJson() const {
+  std::lock_guard<std::mutex> lock(debug_mu_);
+  return queues_debug_json_;
 }
 
 }  // namespace muster::extender

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "extender/cluster_state.h"
+#include "extender/queue_step.h"
 #include "gang/gang.h"
 #include "model/api_objects.h"
 #include "model/clock.h"
@@ -70,6 +71,9 @@ struct GangControllerOptions {
   // A waiting gang's Unschedulable message is rewritten at most this often
   // when only its words changed (a phase or count change is written at once).
   std::chrono::seconds status_message_interval{5};
+  // A Queue's status (allocated, PodGroup counts) is rewritten at most this
+  // often.
+  std::chrono::milliseconds queue_status_interval{1000};
   // Lift a gated member's gate together with a required node affinity to its
   // reserved node (pods without affinity only), so kube-scheduler filters
   // one node per member instead of every node. The pin outlives the
@@ -83,7 +87,9 @@ struct GangInputs {
   gang::ClusterView view;
   std::vector<gang::Gang> gangs;
   std::vector<gang::VictimCandidate> victims;
-  std::map<std::string, PodGroup> groups;  // by gang key, as the watch saw them
+  std::map<std::string, PodGroup> groups;            // by gang key, as the watch saw them
+  std::map<std::string, Queue, std::less<>> queues;  // by name, as the watch saw them
+  Resources free;                                    // free capacity of the schedulable nodes
 };
 
 // Builds the inputs from `state`. `reserved_since` and `preempting` are the
@@ -111,8 +117,13 @@ struct GangWrites {
     std::string name;
     std::string uid;
   };
+  struct QueueStatusWrite {
+    std::string name;
+    QueueStatus status;
+  };
   std::vector<PodPatch> pod_patches;
   std::vector<GroupStatus> statuses;
+  std::vector<QueueStatusWrite> queue_statuses;
   std::vector<Event> events;
   std::vector<Evict> evictions;
 };
@@ -121,14 +132,16 @@ struct GangWrites {
 // PodGroup replace older ones (a slow API server then sees one write per
 // object, not a backlog); events and evictions all go.
 struct PendingWrites {
-  std::map<std::string, GangWrites::PodPatch> pod_patches;  // by pod uid
-  std::map<std::string, GangWrites::GroupStatus> statuses;  // by gang key
+  std::map<std::string, GangWrites::PodPatch> pod_patches;             // by pod uid
+  std::map<std::string, GangWrites::GroupStatus> statuses;             // by gang key
+  std::map<std::string, GangWrites::QueueStatusWrite> queue_statuses;  // by queue name
   std::vector<Event> events;
   std::vector<GangWrites::Evict> evictions;
   void Add(GangWrites writes);
   GangWrites Take();  // everything, in send order; leaves this empty
   bool Empty() const {
-    return pod_patches.empty() && statuses.empty() && events.empty() && evictions.empty();
+    return pod_patches.empty() && statuses.empty() && queue_statuses.empty() && events.empty() &&
+           evictions.empty();
   }
 };
 
@@ -162,16 +175,26 @@ class GangController {
   void Start();
   void Stop();
 
-  // Per gang: phase, members, wait reason; for /debug/state (JSON).
+  // Per gang: phase, members, queue, place in the planning order, wait
+  // reason; for /debug/state (JSON array).
   std::string DebugJson() const;
+  // Per queue: weight, deserved, allocated, pending demand, share; the
+  // problems met reading the queue tree; for /debug/state (JSON object).
+  std::string QueuesDebugJson() const;
 
  private:
   struct Memory;  // what the controller remembers between passes
   struct Metrics;
   void Loop();
   bool ShouldRun(Time now);
-  GangWrites Writes(const GangInputs& inputs, const gang::PassResult& result,
-                    const std::vector<std::string>& applied, Time now);
+  GangWrites Writes(const GangInputs& inputs, const QueueStep& queues,
+                    const gang::PassResult& result, const std::vector<std::string>& applied,
+                    Time now);
+  void PreemptionWrites(const GangInputs& inputs, const QueueStep& queues,
+                        const gang::Preemption& p, Time now, GangWrites& out);
+  void QueueWrites(const GangInputs& inputs, const QueueStep& queues,
+                   const std::map<std::string, std::string>& phases, Time now, GangWrites& out);
+  void SetQueueMetrics(const queue::Shares& shares);
   void Account(const GangInputs& inputs, Time now);
   bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen,
                           const std::string& key, Time now) const;
@@ -179,6 +202,7 @@ class GangController {
   struct Failed {
     std::vector<std::string> woken;    // pod uids
     std::vector<std::string> written;  // gang keys
+    std::vector<std::string> queues;   // queue names (status)
   };
   Failed Execute(const GangWrites& writes);
   void Forget(const Failed& failed);
@@ -192,6 +216,7 @@ class GangController {
   std::unique_ptr<Metrics> metrics_;
   mutable std::mutex debug_mu_;
   std::string debug_json_ = "[]";
+  std::string queues_debug_json_ = "{}";
   std::atomic<bool> stop_{false};
   std::thread thread_;
   // The writer thread's queue, and what it failed to write.

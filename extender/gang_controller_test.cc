@@ -25,6 +25,8 @@ using fixture::TestCluster;
 using test::MakeNode;
 using test::MakePod;
 using test::MakePodGroup;
+using test::MakeQueue;
+using test::PodBuilder;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -41,19 +43,22 @@ std::string MemberName(std::string_view group, int i) {
   return std::string(group) + "-" + std::to_string(i);
 }
 
-// PodGroup ml/<group> with minMember `members`, and its pods of `gpus` each.
-void AddGang(TestCluster& cluster, std::string_view group, int members, int gpus,
-             int priority = 0) {
-  cluster.Add(MakePodGroup(std::string(group)).Namespace("ml").MinMember(members));
+// PodGroup ml/<group> with minMember `members` in `queue`, and its pods of
+// `gpus` each, pending or bound to `nodes` (one per member).
+void AddGang(TestCluster& cluster, std::string_view group, int members, int gpus, int priority = 0,
+             const std::string& queue = "", const std::vector<std::string>& nodes = {}) {
+  cluster.Add(MakePodGroup(std::string(group)).Namespace("ml").MinMember(members).Queue(queue));
   for (int i = 0; i < members; ++i) {
     const std::string name = MemberName(group, i);
-    cluster.Add(MakePod(name)
-                    .Namespace("ml")
-                    .Uid("uid-" + name)
-                    .Group(group)
-                    .Priority(priority)
-                    .Cpu("1")
-                    .Gpu(gpus));
+    PodBuilder pod = MakePod(name)
+                         .Namespace("ml")
+                         .Uid("uid-" + name)
+                         .Group(group)
+                         .Priority(priority)
+                         .Cpu("1")
+                         .Gpu(gpus);
+    if (static_cast<size_t>(i) < nodes.size()) pod.NodeName(nodes[i]).Phase("Running");
+    cluster.Add(pod);
   }
 }
 
@@ -262,13 +267,14 @@ TEST(GangControllerTest, RemoveGatePatchGolden) {
   EXPECT_EQ(RemoveGatePatch(1, kGangGate),
             R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"
             R"({"op":"remove","path":"/spec/schedulingGates/1"}])");
-  EXPECT_EQ(RemoveGatePatch(0, kGangGate, "gpu-a-3"),
-            R"([{"op":"test","path":"/spec/affinity","value":null},)"
-            R"({"op":"add","path":"/spec/affinity","value":{"nodeAffinity":)"
-            R"({"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
-            R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["gpu-a-3"]}]}]}}}},)"
-            R"({"op":"test","path":"/spec/schedulingGates/0/name","value":"muster.io/gang"},)"
-            R"({"op":"remove","path":"/spec/schedulingGates/0"}])");
+  EXPECT_EQ(
+      RemoveGatePatch(0, kGangGate, "gpu-a-3"),
+      R"([{"op":"test","path":"/spec/affinity","value":null},)"
+      R"({"op":"add","path":"/spec/affinity","value":{"nodeAffinity":)"
+      R"({"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+      R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["gpu-a-3"]}]}]}}}},)"
+      R"({"op":"test","path":"/spec/schedulingGates/0/name","value":"muster.io/gang"},)"
+      R"({"op":"remove","path":"/spec/schedulingGates/0"}])");
 }
 
 TEST(GangControllerTest, DebugJsonExplainsWaitingGangs) {
@@ -318,6 +324,76 @@ TEST(GangControllerTest, MetricsCountReservationsPhasesAndWaits) {
   EXPECT_EQ(sample("muster_gang_wait_seconds_count"), 1);
   EXPECT_DOUBLE_EQ(sample("muster_gang_wait_seconds_sum"), 0.3);
   EXPECT_EQ(sample("muster_gang_partial_gpu_seconds_total"), 0);
+}
+
+// Queues (issue #6): gangs are reserved in fair-share order, weight 1:3
+// gives 1 node to 3, and gangs of missing or closed queues wait with why.
+TEST(GangControllerTest, QueuesShareTheClusterByWeightAndHoldGangsTheyDoNotAdmit) {
+  TestCluster cluster;
+  AddNodes(cluster, 4);
+  cluster.Add(MakeQueue("q1").Weight(1));
+  cluster.Add(MakeQueue("q3").Weight(3));
+  cluster.Add(MakeQueue("shut").State("Closed"));
+  // Gangs of two 4-GPU members: one node each.
+  for (std::string g : {"a1", "a2", "a3"}) AddGang(cluster, g, 2, 4, 0, "q1");
+  for (std::string g : {"b1", "b2", "b3", "b4"}) AddGang(cluster, g, 2, 4, 0, "q3");
+  AddGang(cluster, "lost", 2, 1, 0, "nope");
+  AddGang(cluster, "closed", 2, 1, 0, "shut");
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+  auto reserved = [&](std::vector<std::string> gangs) {
+    int n = 0;
+    for (const std::string& g : gangs) n += ReservedMembers(cluster, g, 2);
+    return n;
+  };
+  EXPECT_EQ(reserved({"a1", "a2", "a3"}), 2);
+  EXPECT_EQ(reserved({"b1", "b2", "b3", "b4"}), 6);
+  EXPECT_EQ(reserved({"lost", "closed"}), 0);
+  const std::string gangs = controller.DebugJson();
+  EXPECT_THAT(gangs,
+              ::testing::HasSubstr(
+                  R"("waitReason":"QueueNotFound","waitMessage":"queue \"nope\" does not exist)"));
+  EXPECT_THAT(gangs, ::testing::HasSubstr(R"("waitReason":"QueueClosed")"));
+  EXPECT_THAT(gangs, ::testing::HasSubstr(R"("queue":"q3","position":)"));
+  EXPECT_THAT(controller.QueuesDebugJson(),
+              ::testing::HasSubstr(
+                  R"("name":"q3","deserved":{"cpu":"8","memory":"0","nvidia.com/gpu":"24"})"));
+}
+
+// A queue below its deserved share takes back a whole gang from a queue
+// above its own, never pushing that queue below its share.
+TEST(GangControllerTest, ReclaimEvictsWholeGangsOfAnOverShareQueue) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  cluster.Add(MakeQueue("busy"));
+  cluster.Add(MakeQueue("late"));
+  AddGang(cluster, "x", 2, 4, 0, "busy", {"gpu-0", "gpu-0"});
+  AddGang(cluster, "y", 2, 4, 0, "busy", {"gpu-1", "gpu-1"});
+  AddGang(cluster, "z", 2, 4, 0, "late");
+  ExtenderMetrics metrics;
+  GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+  controller.RunPass();
+  const auto samples = fixture::ParseMetricsText(metrics.Text());
+  auto sample = [&](const std::string& name, std::map<std::string, std::string> labels = {}) {
+    return fixture::FindSample(samples, name, labels).value_or(-1);
+  };
+  EXPECT_EQ(sample("muster_queue_reclaims_total", {{"queue", "busy"}}), 1);
+  EXPECT_EQ(sample("muster_gang_preemptions_total"), 1);
+  EXPECT_EQ(sample("muster_queue_deserved", {{"queue", "late"}, {"resource", "nvidia.com/gpu"}}),
+            8);
+  EXPECT_EQ(sample("muster_queue_allocated", {{"queue", "busy"}, {"resource", "nvidia.com/gpu"}}),
+            16);
+  EXPECT_EQ(
+      sample("muster_queue_pending_demand", {{"queue", "late"}, {"resource", "nvidia.com/gpu"}}),
+      8);
+  EXPECT_EQ(sample("muster_queue_share", {{"queue", "busy"}}), 2);
+  EXPECT_EQ(sample("muster_queue_share", {{"queue", "late"}}), 0);
+  // The grace period: no second eviction while the first victim goes.
+  controller.RunPass();
+  EXPECT_EQ(fixture::FindSample(fixture::ParseMetricsText(metrics.Text()),
+                                "muster_gang_preemptions_total", {})
+                .value_or(-1),
+            1);
 }
 
 }  // namespace

@@ -426,6 +426,9 @@ std::string Server::DebugState() {
   // Each gang's phase, members and why it waits, as the last pass saw them.
   w.Key("gangs");
   w.RawValue(deps_.gangs ? deps_.gangs() : "[]");
+  // Each queue's deserved share, holdings and share, as the last pass saw them.
+  w.Key("fairShare");
+  w.RawValue(deps_.queues ? deps_.queues() : "{}");
   w.EndObject();
   return w.TakeString();
 }

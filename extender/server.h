@@ -122,6 +122,9 @@ struct ServerDeps {
   // JSON array for /debug/state's "gangs" (GangController::DebugJson);
   // null: no gang controller, "gangs" is [].
   std::function<std::string()> gangs;
+  // JSON object for /debug/state's "fairShare" (GangController::
+  // QueuesDebugJson); null: "fairShare" is {}.
+  std::function<std::string()> queues;
 };
 
 class Server {

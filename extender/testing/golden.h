@@ -143,6 +143,7 @@ struct TestCluster {
   void Add(const Node& node) { cache.UpsertNode(node); }
   void Add(const Pod& pod) { cache.UpsertPod(pod); }
   void Add(const PodGroup& group) { cache.UpsertPodGroup(group); }
+  void Add(const Queue& queue) { cache.UpsertQueue(queue); }
 
   FakeClock clock;
   ClusterCache cache;

@@ -250,6 +250,8 @@ class JsonWriter {
     writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
   }
   void Int(int64_t v) { writer_.Int64(v); }
+  // REQUIRES: finite (JSON has no NaN or infinity).
+  void Double(double v) { writer_.Double(v); }
   void Bool(bool v) { writer_.Bool(v); }
   void Null() { writer_.Null(); }
   // Writes `json` (a complete JSON value) verbatim.

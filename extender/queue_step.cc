@@ -1,0 +1,177 @@
+#include "extender/queue_step.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "gang/feasibility.h"
+
+namespace muster::extender {
+namespace {
+
+using gang::MemberState;
+
+// What a gang's members hold (bound or reserved, unfinished) and want (the
+// rest, but terminating ones), requests only.
+struct Holdings {
+  Resources allocated;
+  Resources pending;
+};
+
+Holdings HoldingsOf(const gang::Gang& g) {
+  Holdings h;
+  for (const gang::Member& m : g.members) {
+    if (m.Finished()) continue;
+    if (m.state == MemberState::kBound || m.state == MemberState::kReserved) {
+      h.allocated += m.pod->EffectiveRequest();
+    } else if (!m.terminating) {
+      h.pending += m.pod->EffectiveRequest();
+    }
+  }
+  h.allocated.Erase(kPods);
+  h.pending.Erase(kPods);
+  return h;
+}
+
+queue::QueueState StateOf(const Queue& q) {
+  return queue::QueueState{.name = q.meta.name,
+                           .parent = q.spec.parent,
+                           .weight = q.spec.weight,
+                           .priority = q.spec.priority,
+                           .capability = q.spec.capability,
+                           .guarantee = q.spec.guarantee,
+                           .deserved = q.spec.deserved,
+                           .reclaimable = q.IsReclaimable(),
+                           .open = q.IsOpen()};
+}
+
+bool HoldsNothing(const gang::Gang& g) {
+  return std::ranges::none_of(g.members, [](const gang::Member& m) {
+    return m.state == MemberState::kBound || m.state == MemberState::kReserved;
+  });
+}
+
+bool NotAdmitted(const gang::Gang& g) { return g.phase.empty() || g.phase == kPodGroupPending; }
+
+// The gang is held by its queue: the wait, or nothing.
+std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
+                                 const std::map<std::string, queue::QueueState>& states) {
+  if (!HoldsNothing(g) || !NotAdmitted(g)) return std::nullopt;
+  const auto it = states.find(name);
+  if (it == states.end()) {
+    return gang::Wait{.key = g.key,
+                      .reason = kWaitQueueNotFound,
+                      .message = "queue \"" + name +
+                                 "\" does not exist: create it, or set the PodGroup's spec.queue"};
+  }
+  if (!it->second.open) {
+    return gang::Wait{.key = g.key,
+                      .reason = kWaitQueueClosed,
+                      .message = "queue \"" + name + "\" is not Open: it admits no new gangs"};
+  }
+  return std::nullopt;
+}
+
+gang::QueueLimits LimitsOf(const queue::Shares& shares,
+                           const std::map<std::string, queue::QueueState>& states) {
+  gang::QueueLimits limits;
+  for (const auto& [name, share] : shares.queues) {
+    gang::QueueLimit limit{
+        .allocated = share.allocated, .deserved = share.deserved, .reclaimable = share.reclaimable};
+    const queue::QueueState& state = states.at(name);
+    if (state.capability) {
+      Resources room;
+      for (const auto& [resource, cap] : state.capability->entries()) {
+        room.Set(resource, cap - share.allocated.Get(resource));
+      }
+      limit.room = std::move(room);
+    }
+    limits.emplace(name, std::move(limit));
+  }
+  return limits;
+}
+
+}  // namespace
+
+std::string QueueName(const PodGroupSpec& spec) {
+  return spec.queue.empty() ? std::string(kDefaultQueue) : spec.queue;
+}
+
+QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
+                       const Resources& free, std::vector<gang::Gang>& gangs,
+                       std::vector<gang::VictimCandidate>& victims) {
+  QueueStep step;
+  std::map<std::string, queue::QueueState> states;
+  for (const auto& [name, q] : queues) states.emplace(name, StateOf(q));
+  if (!states.contains(std::string(kDefaultQueue))) {
+    states.emplace(std::string(kDefaultQueue),
+                   queue::QueueState{.name = std::string(kDefaultQueue)});
+  }
+  // Holdings per queue; held gangs are neither counted nor ranked.
+  Resources held_by_queues;
+  std::map<std::string, Holdings> of_gang;
+  std::set<std::string> held;
+  for (const gang::Gang& g : gangs) {
+    const std::string name = QueueName(g.spec);
+    step.queue_of[g.key] = name;
+    if (std::optional<gang::Wait> hold = HoldOf(g, name, states)) {
+      step.held.push_back(*std::move(hold));
+      held.insert(g.key);
+      continue;
+    }
+    Holdings h = HoldingsOf(g);
+    if (auto it = states.find(name); it != states.end()) {
+      it->second.allocated += h.allocated;
+      it->second.pending += h.pending;
+      held_by_queues += h.allocated;
+    }
+    of_gang[g.key] = std::move(h);
+  }
+
+  std::vector<queue::QueueState> list;
+  for (auto& [name, state] : states) list.push_back(state);
+  Resources capacity = free.ClampedAtZero() + held_by_queues;
+  step.shares = queue::ComputeShares(list, capacity);
+  step.limits = LimitsOf(step.shares, states);
+
+  std::vector<queue::PendingGang> pending;
+  for (gang::Gang& g : gangs) {
+    const std::string& name = step.queue_of.at(g.key);
+    if (const auto it = step.shares.queues.find(name); it != step.shares.queues.end()) {
+      g.queues = it->second.path;
+    }
+    if (held.contains(g.key) || std::ranges::none_of(g.members, gang::AwaitsPlacement)) continue;
+    const int32_t placed = static_cast<int32_t>(std::ranges::count_if(
+        g.members, [](const gang::Member& m) { return m.state != MemberState::kPending; }));
+    pending.push_back(queue::PendingGang{.key = g.key,
+                                         .queue = name,
+                                         .priority = g.priority,
+                                         .created = g.created,
+                                         .request = of_gang[g.key].pending,
+                                         .allocated = of_gang[g.key].allocated,
+                                         .minimum_met = placed >= std::max(g.spec.min_member, 1)});
+  }
+  const std::vector<std::string> order = queue::RankGangs(step.shares, std::move(pending));
+  for (size_t i = 0; i < order.size(); ++i) step.position[order[i]] = static_cast<int>(i);
+  for (gang::Gang& g : gangs) {
+    const auto it = step.position.find(g.key);
+    // Gangs with nothing to place go after: the order only matters to
+    // planning, and they plan nothing.
+    g.queue_rank = it == step.position.end() ? static_cast<int32_t>(order.size())
+                                             : static_cast<int32_t>(it->second);
+  }
+  for (gang::VictimCandidate& v : victims) {
+    const auto name = step.queue_of.find(v.key);
+    if (name == step.queue_of.end()) continue;
+    if (const auto it = step.shares.queues.find(name->second); it != step.shares.queues.end()) {
+      v.queues = it->second.path;
+    }
+    v.holds = Resources();
+    for (const gang::VictimCandidate::Pod& pod : v.pods) v.holds += pod.request;
+    v.holds.Erase(kPods);
+  }
+  return step;
+}
+
+}  // namespace muster::extender
