@@ -853,8 +853,13 @@ void GangController::QueueWrites(const GangInputs& inputs, const QueueStep& queu
     QueueStatus& st = wanted[name];
     st = q.status;
     st.allocated = Resources();
-    if (auto it = queues.shares.queues.find(name); it != queues.shares.queues.end()) {
-      st.allocated = it->second.allocated;
+    // Every shared resource, zeros included: a merge patch only removes a
+    // key written as null, so a resource the queue let go must read 0.
+    const auto share = queues.shares.queues.find(name);
+    for (const auto& [resource, total] : queues.shares.total.entries()) {
+      st.allocated.Set(resource, share == queues.shares.queues.end()
+                                     ? 0
+                                     : share->second.allocated.Get(resource));
     }
     st.pending = st.running = st.inqueue = st.unknown = st.completed = 0;
   }

@@ -13,7 +13,7 @@ namespace {
 using gang::MemberState;
 
 // What a gang's members hold (bound or reserved, unfinished) and want (the
-// rest, but terminating ones), requests only.
+// rest), requests only.
 struct Holdings {
   Resources allocated;
   Resources pending;
@@ -22,12 +22,15 @@ struct Holdings {
 Holdings HoldingsOf(const gang::Gang& g) {
   Holdings h;
   for (const gang::Member& m : g.members) {
-    if (m.Finished()) continue;
-    if (m.state == MemberState::kBound || m.state == MemberState::kReserved) {
-      h.allocated += m.pod->EffectiveRequest();
-    } else if (!m.terminating) {
-      h.pending += m.pod->EffectiveRequest();
-    }
+    // A terminating member (an eviction victim, say) is on its way out: its
+    // queue must not look as if it still held it, or reclaim would take
+    // from it twice.
+    if (m.Finished() || m.terminating) continue;
+    const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
+    // A gang whose victims are being evicted counts what it waits for as
+    // held: its queue must not reclaim for it again (and again) while the
+    // capacity frees.
+    (placed || g.preempting ? h.allocated : h.pending) += m.pod->EffectiveRequest();
   }
   h.allocated.Erase(kPods);
   h.pending.Erase(kPods);

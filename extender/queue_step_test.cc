@@ -100,5 +100,42 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
   EXPECT_THAT(step.held, IsEmpty());
 }
 
+// What counts as a queue's allocation: bound and reserved members; not
+// finished or terminating ones (evictions in flight); and, while a gang's
+// victims go, what that gang waits for.
+TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
+  struct Case {
+    std::string name;
+    gang::Gang gang;
+    int64_t want_allocated;
+    int64_t want_pending;
+  };
+  gang::Gang evicted =
+      MakeGang("g").Bound(MakePod("g-0").Gpu(2), "n1").Bound(MakePod("g-1").Gpu(2), "n1");
+  evicted.members[1].terminating = true;
+  gang::Gang preempting = MakeGang("g").Pending(MakePod("g-0").Gpu(4));
+  preempting.preempting = true;
+  const std::vector<Case> cases = {
+      {"bound and reserved hold, pending waits",
+       MakeGang("g")
+           .Bound(MakePod("g-0").Gpu(1), "n1")
+           .Reserved(MakePod("g-1").Gpu(2), "n1")
+           .Pending(MakePod("g-2").Gpu(4)),
+       3, 4},
+      {"finished members hold nothing",
+       MakeGang("g").Succeeded(MakePod("g-0").Gpu(8), "n1").Pending(MakePod("g-1").Gpu(1)), 0, 1},
+      {"a terminating member no longer counts", evicted, 2, 0},
+      {"a gang evicting for itself counts what it waits for", preempting, 4, 0},
+  };
+  for (const Case& c : cases) {
+    std::vector<gang::Gang> gangs = {c.gang};
+    std::vector<gang::VictimCandidate> victims;
+    const QueueStep step = RunQueueStep({}, Resources{{"nvidia.com/gpu", 16}}, gangs, victims);
+    const queue::QueueShare& q = step.shares.queues.at("default");
+    EXPECT_EQ(q.allocated.gpus(), c.want_allocated) << c.name;
+    EXPECT_EQ((q.demand - q.allocated).gpus(), c.want_pending) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace muster::extender
