@@ -155,7 +155,7 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
                                          .allocated = of_gang[g.key].allocated,
                                          .minimum_met = placed >= std::max(g.spec.min_member, 1)});
   }
-  const std::vector<std::string> order = queue::RankGangs(step.shares, std::move(pending));
+  const std::vector<std::string> order = queue::RankGangs(step.shares, pending);
   for (size_t i = 0; i < order.size(); ++i) step.position[order[i]] = static_cast<int>(i);
   for (gang::Gang& g : gangs) {
     const auto it = step.position.find(g.key);

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "queue/queue.h"
@@ -19,67 +19,108 @@ double JobShare(const PendingGang& gang, const Resources& total) {
   return gang.minimum_met ? gang.allocated.DominantShare(total) : 0.0;
 }
 
-bool JobOrder(const PendingGang& a, const PendingGang& b, const Resources& total) {
-  const double sa = JobShare(a, total), sb = JobShare(b, total);
-  return std::tuple(-a.priority, sa, a.created, a.key) <
-         std::tuple(-b.priority, sb, b.created, b.key);
-}
+// The queue tree flattened for the ranking loop: every queue's children,
+// its waiting gangs and its share as the ranking goes.
+struct Ranking {
+  struct Node {
+    const QueueShare* queue = nullptr;
+    int parent = -1;  // -1: top level
+    std::vector<int> children;
+    std::deque<const PendingGang*> waiting;  // in job order
+    int waiting_below = 0;                   // in this subtree
+    Resources allocated;
+    double share = 0;
+  };
+  std::vector<Node> nodes;
+  std::vector<int> top;  // top-level queues
 
-// Where a queue stands when the next gang is chosen: at each level of its
-// path from the top, (higher priority first, lower share, name). The queue
-// with the smallest key is the one a walk down the tree picking the
-// neediest child at every level reaches.
-using Step = std::tuple<int32_t, double, std::string>;
-
-std::vector<Step> StandingOf(const Shares& shares,
-                             const std::map<std::string, Resources>& allocated,
-                             const std::string& queue) {
-  const std::vector<std::string>& path = shares.queues.at(queue).path;
-  std::vector<Step> key;
-  for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    const QueueShare& q = shares.queues.at(*it);
-    key.emplace_back(-q.priority, allocated.at(*it).DominantShare(q.deserved), *it);
+  explicit Ranking(const Shares& shares) {
+    std::map<std::string, int> id;
+    for (const auto& [name, q] : shares.queues) {
+      id[name] = static_cast<int>(nodes.size());
+      nodes.push_back(Node{.queue = &q, .allocated = q.allocated, .share = q.share});
+    }
+    for (Node& node : nodes) {
+      const std::vector<std::string>& path = node.queue->path;
+      const int self = id.at(path.front());
+      if (path.size() > 1) {
+        node.parent = id.at(path[1]);
+        nodes[node.parent].children.push_back(self);
+      } else {
+        top.push_back(self);
+      }
+    }
   }
-  return key;
-}
+
+  // (higher priority first, lower share, name): the order among siblings.
+  bool Before(int a, int b) const {
+    const Node& x = nodes[a];
+    const Node& y = nodes[b];
+    return std::tie(y.queue->priority, x.share, x.queue->name) <
+           std::tie(x.queue->priority, y.share, y.queue->name);
+  }
+
+  // Walks down from the top picking the neediest child with gangs waiting
+  // in its subtree; a queue's own gangs go before its children's.
+  int Next() const {
+    const std::vector<int>* level = &top;
+    for (;;) {
+      int best = -1;
+      for (int n : *level) {
+        if (nodes[n].waiting_below > 0 && (best < 0 || Before(n, best))) best = n;
+      }
+      if (best < 0 || !nodes[best].waiting.empty()) return best;
+      level = &nodes[best].children;
+    }
+  }
+
+  // Takes the next gang of queue `n`; its share and its ancestors' grow.
+  const PendingGang* Take(int n) {
+    const PendingGang* gang = nodes[n].waiting.front();
+    nodes[n].waiting.pop_front();
+    for (int at = n; at >= 0; at = nodes[at].parent) {
+      Node& node = nodes[at];
+      --node.waiting_below;
+      node.allocated += gang->request;
+      node.share = node.allocated.DominantShare(node.queue->deserved);
+    }
+    return gang;
+  }
+};
 
 }  // namespace
 
-std::vector<std::string> RankGangs(const Shares& shares, std::vector<PendingGang> gangs) {
-  std::ranges::sort(gangs, [&](const PendingGang& a, const PendingGang& b) {
-    return JobOrder(a, b, shares.total);
+std::vector<std::string> RankGangs(const Shares& shares, const std::vector<PendingGang>& gangs) {
+  // Job order, with each job's share computed once.
+  std::vector<std::pair<double, const PendingGang*>> by_job;
+  by_job.reserve(gangs.size());
+  for (const PendingGang& gang : gangs) by_job.emplace_back(JobShare(gang, shares.total), &gang);
+  std::ranges::sort(by_job, [](const auto& a, const auto& b) {
+    const PendingGang& x = *a.second;
+    const PendingGang& y = *b.second;
+    return std::tie(y.priority, a.first, x.created, x.key) <
+           std::tie(x.priority, b.first, y.created, y.key);
   });
-  std::map<std::string, std::deque<const PendingGang*>> waiting;  // by queue, in job order
-  std::vector<const PendingGang*> unknown;
-  for (const PendingGang& gang : gangs) {
-    if (shares.queues.contains(gang.queue)) {
-      waiting[gang.queue].push_back(&gang);
-    } else {
-      unknown.push_back(&gang);
-    }
+  Ranking ranking(shares);
+  std::map<std::string_view, int> id;
+  for (size_t i = 0; i < ranking.nodes.size(); ++i) {
+    id[ranking.nodes[i].queue->name] = static_cast<int>(i);
   }
-  std::map<std::string, Resources> allocated;  // as the ranking goes, every queue
-  for (const auto& [name, q] : shares.queues) allocated[name] = q.allocated;
-
   std::vector<std::string> order;
   order.reserve(gangs.size());
-  while (!waiting.empty()) {
-    std::optional<std::vector<Step>> best;
-    std::string chosen;
-    for (const auto& [queue, list] : waiting) {
-      std::vector<Step> standing = StandingOf(shares, allocated, queue);
-      if (!best || standing < *best) {
-        best = std::move(standing);
-        chosen = queue;
-      }
+  std::vector<const PendingGang*> unknown;
+  for (const auto& [job_share, gang] : by_job) {
+    const auto it = id.find(gang->queue);
+    if (it == id.end()) {
+      unknown.push_back(gang);
+      continue;
     }
-    std::deque<const PendingGang*>& list = waiting[chosen];
-    const PendingGang* next = list.front();
-    list.pop_front();
-    order.push_back(next->key);
-    for (const std::string& at : shares.queues.at(chosen).path) allocated[at] += next->request;
-    if (list.empty()) waiting.erase(chosen);
+    ranking.nodes[it->second].waiting.push_back(gang);
+    for (int at = it->second; at >= 0; at = ranking.nodes[at].parent) {
+      ++ranking.nodes[at].waiting_below;
+    }
   }
+  for (int n = ranking.Next(); n >= 0; n = ranking.Next()) order.push_back(ranking.Take(n)->key);
   for (const PendingGang* gang : unknown) order.push_back(gang->key);
   return order;
 }

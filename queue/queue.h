@@ -116,6 +116,6 @@ struct PendingGang {
 // The gangs in the order the gang pass should plan them (see the rules
 // above). Gangs whose queue is not in `shares` go last, in priority/age
 // order.
-std::vector<std::string> RankGangs(const Shares& shares, std::vector<PendingGang> gangs);
+std::vector<std::string> RankGangs(const Shares& shares, const std::vector<PendingGang>& gangs);
 
 }  // namespace muster::queue
