@@ -17,6 +17,8 @@ using gang::MemberState;
 struct Holdings {
   Resources allocated;
   Resources pending;
+  // What a gang evicting victims for itself waits for (also in `pending`).
+  Resources claimed;
 };
 
 Holdings HoldingsOf(const gang::Gang& g) {
@@ -27,10 +29,8 @@ Holdings HoldingsOf(const gang::Gang& g) {
     // from it twice.
     if (m.Finished() || m.terminating) continue;
     const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
-    // A gang whose victims are being evicted counts what it waits for as
-    // held: its queue must not reclaim for it again (and again) while the
-    // capacity frees.
-    (placed || g.preempting ? h.allocated : h.pending) += m.pod->EffectiveRequest();
+    (placed ? h.allocated : h.pending) += m.pod->EffectiveRequest();
+    if (!placed && g.preempting) h.claimed += m.pod->EffectiveRequest();
   }
   h.allocated.Erase(kPods);
   h.pending.Erase(kPods);
@@ -76,12 +76,20 @@ std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
   return std::nullopt;
 }
 
+// `claimed`: per queue (own and descendants'), what gangs evicting victims
+// wait for. Reclaim counts it as held, so a queue does not reclaim for the
+// same need again (and again) while the victims go; the order does not, so
+// the gang keeps its place to take the freed capacity.
 gang::QueueLimits LimitsOf(const queue::Shares& shares,
-                           const std::map<std::string, queue::QueueState>& states) {
+                           const std::map<std::string, queue::QueueState>& states,
+                           const std::map<std::string, Resources>& claimed) {
   gang::QueueLimits limits;
   for (const auto& [name, share] : shares.queues) {
+    const auto extra = claimed.find(name);
     gang::QueueLimit limit{
-        .allocated = share.allocated, .deserved = share.deserved, .reclaimable = share.reclaimable};
+        .allocated = extra == claimed.end() ? share.allocated : share.allocated + extra->second,
+        .deserved = share.deserved,
+        .reclaimable = share.reclaimable};
     const queue::QueueState& state = states.at(name);
     if (state.capability) {
       Resources room;
@@ -136,7 +144,14 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
   for (auto& [name, state] : states) list.push_back(state);
   Resources capacity = free.ClampedAtZero() + held_by_queues;
   step.shares = queue::ComputeShares(list, capacity);
-  step.limits = LimitsOf(step.shares, states);
+  std::map<std::string, Resources> claimed;
+  for (const auto& [key, h] : of_gang) {
+    if (h.claimed.IsZero()) continue;
+    const auto q = step.shares.queues.find(step.queue_of.at(key));
+    if (q == step.shares.queues.end()) continue;
+    for (const std::string& at : q->second.path) claimed[at] += h.claimed;
+  }
+  step.limits = LimitsOf(step.shares, states, claimed);
 
   std::vector<queue::PendingGang> pending;
   for (gang::Gang& g : gangs) {

@@ -12,10 +12,11 @@
 //    held: it is not planned and waits with reason QueueNotFound / QueueClosed.
 //    Work already admitted or running in a closed queue continues.
 //  - A queue's allocation is what its gangs' bound and reserved members
-//    request (finished and terminating members hold nothing), plus what a
-//    gang evicting victims for itself waits for (Gang::preempting: reclaim
-//    then takes once, not again while the victims go); its pending demand
-//    is what its gangs' other members request. Pods outside PodGroups belong to no
+//    request (finished and terminating members hold nothing); its pending
+//    demand is what its gangs' other members request. For reclaim only
+//    (QueueLimit::allocated), a gang evicting victims for itself
+//    (Gang::preempting) counts what it waits for as held: reclaim takes
+//    once, not again while the victims go. Pods outside PodGroups belong to no
 //    queue: they take capacity from all, like pods of other schedulers.
 //  - The capacity queues share is the free capacity of schedulable nodes
 //    plus what the queues hold.

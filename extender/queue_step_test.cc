@@ -101,14 +101,15 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
 }
 
 // What counts as a queue's allocation: bound and reserved members; not
-// finished or terminating ones (evictions in flight); and, while a gang's
-// victims go, what that gang waits for.
+// finished or terminating ones (evictions in flight); and, for reclaim
+// only, what a gang whose victims are going waits for.
 TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
   struct Case {
     std::string name;
     gang::Gang gang;
     int64_t want_allocated;
     int64_t want_pending;
+    int64_t want_claimed = 0;  // counted as held for reclaim only
   };
   gang::Gang evicted =
       MakeGang("g").Bound(MakePod("g-0").Gpu(2), "n1").Bound(MakePod("g-1").Gpu(2), "n1");
@@ -125,7 +126,8 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
       {"finished members hold nothing",
        MakeGang("g").Succeeded(MakePod("g-0").Gpu(8), "n1").Pending(MakePod("g-1").Gpu(1)), 0, 1},
       {"a terminating member no longer counts", evicted, 2, 0},
-      {"a gang evicting for itself counts what it waits for", preempting, 4, 0},
+      {"a gang evicting for itself: held for reclaim, still waiting for the order", preempting, 0,
+       4, 4},
   };
   for (const Case& c : cases) {
     std::vector<gang::Gang> gangs = {c.gang};
@@ -134,6 +136,8 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
     const queue::QueueShare& q = step.shares.queues.at("default");
     EXPECT_EQ(q.allocated.gpus(), c.want_allocated) << c.name;
     EXPECT_EQ((q.demand - q.allocated).gpus(), c.want_pending) << c.name;
+    EXPECT_EQ(step.limits.at("default").allocated.gpus(), c.want_allocated + c.want_claimed)
+        << c.name;
   }
 }
 

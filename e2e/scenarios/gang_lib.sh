@@ -237,18 +237,20 @@ gang_metrics() {
     return 0
   }
   curl -fsS --max-time 5 "$EXT_URL/debug/state" >"$GANG_OUT/muster-debug-state.json" 2>/dev/null || true
-  e2e_log "muster gang metrics:"
-  grep -E '^muster_gang' "$GANG_OUT/muster-metrics.txt" | grep -vE '_bucket\{' | sed 's/^/  /' || true
+  e2e_log "muster gang (and queue) metrics:"
+  grep -E '^muster_(gang|queue)' "$GANG_OUT/muster-metrics.txt" | grep -vE '_bucket\{' | sed 's/^/  /' || true
 }
 
 # gang_report ARGS...: the side-by-side figures of every recorded side
 # (saved as $GANG_OUT/figures.{txt,json}); fails when a check fails on muster.
+# GANG_REPORT_PY names another analysis with the same `report` interface
+# (queue_report.py); default gang_report.py.
 gang_report() {
   local sides=() side rc=0
   for side in $GANG_SIDES; do
     [[ -f $GANG_OUT/$side.jsonl ]] && sides+=(--side "$side=$GANG_OUT/$side.jsonl")
   done
-  python3 "$GANG_PY" report "${sides[@]}" --json "$GANG_OUT/figures.json" "$@" >"$GANG_OUT/figures.txt" || rc=$?
+  python3 "${GANG_REPORT_PY:-$GANG_PY}" report "${sides[@]}" --json "$GANG_OUT/figures.json" "$@" >"$GANG_OUT/figures.txt" || rc=$?
   sed 's/^/  /' "$GANG_OUT/figures.txt"
   ((rc == 0)) || fail "checks failed on the muster side (figures above; $GANG_OUT)"
 }

@@ -85,6 +85,7 @@ import ssl
 import sys
 import threading
 import time
+import types
 
 from placement import fake_gpu_pod_spec  # same directory: the scenarios' fake pod
 
@@ -100,8 +101,8 @@ PATCHERS = 8
 # --- workloads -------------------------------------------------------------------
 
 
-def pod_group(name, min_member, priority=None, min_task=None):
-    spec = {"minMember": min_member, "queue": "default"}
+def pod_group(name, min_member, priority=None, min_task=None, queue="default"):
+    spec = {"minMember": min_member, "queue": queue}
     if priority:
         spec["priorityClassName"] = priority
     if min_task:
@@ -110,13 +111,14 @@ def pod_group(name, min_member, priority=None, min_task=None):
             "metadata": {"name": name, "labels": {"e2e.muster.io/gang": name}}, "spec": spec}
 
 
-def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None, gated=False, task=None):
+def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None, gated=False, task=None,
+             cpu="100m"):
     ann = {GROUP: gang, MIN: str(min_member)}
     if work is not None:
         ann[WORK] = str(work)
     if task:
         ann[TASK] = task
-    spec = fake_gpu_pod_spec(scheduler, gpus, memory="64Mi")
+    spec = fake_gpu_pod_spec(scheduler, gpus, memory="64Mi", cpu=cpu)
     if priority:
         spec["priorityClassName"] = priority
     if gated:
@@ -429,16 +431,13 @@ class Recorder:
         }
 
 
-def submit(args):
-    """Creates the List's items in order over one kept-alive connection
-    (kubectl takes seconds for a few hundred objects on a busy host, and the
-    makespan counts from the first creation)."""
-    api = Api(args.cluster_dir)
-    with open(args.file) as f:
-        items = json.load(f)["items"]
-    conn = api.connect()
-    paths = {"Pod": f"/api/v1/namespaces/{args.namespace}/pods",
-             "PodGroup": f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{args.namespace}/podgroups"}
+def create_items(api, namespace, items, conn=None):
+    """Creates Pods and PodGroups in order over one kept-alive connection
+    (`conn`, or a new one); returns the connection for the next batch. Raises
+    RuntimeError naming the first object the API server refused."""
+    conn = conn or api.connect()
+    paths = {"Pod": f"/api/v1/namespaces/{namespace}/pods",
+             "PodGroup": f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups"}
     for item in items:
         body = json.dumps(item)
         for attempt in range(3):
@@ -453,9 +452,21 @@ def submit(args):
                 if attempt == 2:
                     raise
         if resp.status != 201:
-            print(f"creating {item['kind']} {item['metadata']['name']}: HTTP {resp.status} {text[:300]!r}",
-                  file=sys.stderr)
-            return 1
+            raise RuntimeError(f"creating {item['kind']} {item['metadata']['name']}: HTTP {resp.status} {text[:300]!r}")
+    return conn
+
+
+def submit(args):
+    """Creates the List's items in order (kubectl takes seconds for a few
+    hundred objects on a busy host, and the makespan counts from the first
+    creation)."""
+    with open(args.file) as f:
+        items = json.load(f)["items"]
+    try:
+        create_items(Api(args.cluster_dir), args.namespace, items).close()
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 1
     return 0
 
 
@@ -513,6 +524,7 @@ class PodLife:
         self.created = t
         self.node = None
         self.bind = self.release = None  # times
+        self.gone = None  # when it ended (terminal phase or deleted), bound or not
         self.bind_seq = self.release_seq = None  # order in the log
         self.outcome = None  # Succeeded, Failed, evicted
         self.last = v
@@ -523,22 +535,23 @@ def load(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def analyze(records, snapshot_at=None):
-    """Figures of one side's log (see the module docstring)."""
-    capacity, pods, pgs, marks, start_t = {}, {}, collections.defaultdict(list), [], {}
-    used = collections.Counter()
-    over = []
-    t_end = max((r["t"] for r in records), default=0.0)
+def replay(records):
+    """One side's log replayed: node GPU capacity, each pod's life (PodLife by
+    name), PodGroup lines by name, marks, gang start times, GPU over-commits
+    (in the watch's order) and the time of the last line."""
+    run = types.SimpleNamespace(capacity={}, pods={}, pgs=collections.defaultdict(list), marks=[], start_t={},
+                                over=[], t_end=max((r["t"] for r in records), default=0.0))
+    pods, used = run.pods, collections.Counter()
     for seq, r in enumerate(records):
         kind, t = r.get("kind"), r["t"]
         if kind == "meta":
-            capacity = r["nodes"]
+            run.capacity = r["nodes"]
         elif kind == "pg":
-            pgs[r["name"]].append(r)
+            run.pgs[r["name"]].append(r)
         elif kind == "mark":
-            marks.append(r)
+            run.marks.append(r)
         elif kind == "start":
-            start_t.setdefault(r["gang"], t)
+            run.start_t.setdefault(r["gang"], t)
         elif kind == "pod":
             p = pods.get(r["name"])
             if p is None:
@@ -547,16 +560,26 @@ def analyze(records, snapshot_at=None):
             if r["node"] and p.bind is None:
                 p.node, p.bind, p.bind_seq = r["node"], t, seq
                 used[p.node] += p.gpus
-                if used[p.node] > capacity.get(p.node, 0):
-                    over.append({"t": t, "node": p.node, "gpus": used[p.node], "capacity": capacity.get(p.node, 0),
-                                 "pod": p.name})
+                if used[p.node] > run.capacity.get(p.node, 0):
+                    run.over.append({"t": t, "node": p.node, "gpus": used[p.node],
+                                     "capacity": run.capacity.get(p.node, 0), "pod": p.name})
             ended = r["ev"] == "DELETED" or r["phase"] in TERMINAL
+            if ended and p.gone is None:
+                p.gone = t
             if ended and p.release is None and p.bind is not None:
                 p.release, p.release_seq = t, seq
                 p.outcome = r["phase"] if r["phase"] in TERMINAL else "evicted"
                 used[p.node] -= p.gpus
             elif ended and p.outcome is None:
                 p.outcome = r["phase"] if r["phase"] in TERMINAL else "deleted"
+    return run
+
+
+def analyze(records, snapshot_at=None):
+    """Figures of one side's log (see the module docstring)."""
+    run = replay(records)
+    capacity, pods, pgs, marks, start_t = run.capacity, run.pods, run.pgs, run.marks, run.start_t
+    over, t_end = run.over, run.t_end
     gangs = collections.defaultdict(list)
     for p in pods.values():
         if p.gang:
@@ -824,6 +847,16 @@ def table(figs, show_gangs=()):
     return "\n".join(lines)
 
 
+def write_outcome(figs, failed, json_path):
+    """The figures and failed checks as JSON (when asked for), and each
+    failed check on stdout."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"figures": figs, "failed": failed}, f, indent=1, sort_keys=True)
+    for msg in failed:
+        print(f"CHECK FAILED {msg}")
+
+
 def report(args):
     figs = {}
     for side in args.side:
@@ -837,11 +870,7 @@ def report(args):
             continue
         for msg in checks(fig, set(args.check), args.max_makespan_ratio, args.max_assembly, victims):
             failed.append(f"{name}: {msg}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"figures": figs, "failed": failed}, f, indent=1, sort_keys=True)
-    for msg in failed:
-        print(f"CHECK FAILED {msg}")
+    write_outcome(figs, failed, args.json)
     if not failed and any(n.startswith("muster") for n in figs):
         print(f"checks passed on {', '.join(n for n in figs if n.startswith('muster'))}: {', '.join(sorted(args.check)) or 'none'}"
               + (f", makespan <= {args.max_makespan_ratio} x ideal" if args.max_makespan_ratio else "")

@@ -77,6 +77,16 @@ def serial_run():
     return log.end(12.0)
 
 
+def quietly(main, argv):
+    """main(argv) with its stdout discarded; its exit status."""
+    with open(os.devnull, "w") as null:
+        stdout, sys.stdout = sys.stdout, null
+        try:
+            return main(argv)
+        finally:
+            sys.stdout = stdout
+
+
 ALL = {"overcommit", "complete", "no-partial", "annotations", "serial", "podgroup", "podgroup-wait"}
 
 
@@ -225,13 +235,7 @@ class AnalyzeTest(unittest.TestCase):
                     argv = ["gang_report.py", "report", "--check", "complete", "--json", os.path.join(d, "f.json")]
                     for side, log in sides:
                         argv += ["--side", f"{side}={paths[log]}"]
-                    with open(os.devnull, "w") as null:
-                        stdout, sys.stdout = sys.stdout, null
-                        try:
-                            rc = gr.main(argv)
-                        finally:
-                            sys.stdout = stdout
-                    self.assertEqual(rc, want)
+                    self.assertEqual(quietly(gr.main, argv), want)
 
 
 class WorkloadTest(unittest.TestCase):

@@ -32,14 +32,15 @@ GPU = "nvidia.com/gpu"
 TERMINAL = ("Succeeded", "Failed")
 
 
-def fake_gpu_pod_spec(scheduler, gpus, memory=None):
+def fake_gpu_pod_spec(scheduler, gpus, memory=None, cpu="100m"):
     """The spec of a kwok pod asking `gpus` nvidia.com/gpu (as a limit, the
-    way device-plugin resources are asked for) and 100m cpu (and `memory`),
-    never restarted, deleted at once. Shared by the extender and gang
-    scenarios and bench/gang_wait.py."""
-    requests = {"cpu": "100m"}
+    way device-plugin resources are asked for; none when 0) and `cpu` (and
+    `memory`), never restarted, deleted at once. Shared by the extender, gang
+    and queue scenarios and bench/gang_wait.py."""
+    requests = {"cpu": cpu}
     if memory:
         requests["memory"] = memory
+    limits = {GPU: str(gpus)} if gpus else {}
     return {
         "schedulerName": scheduler,
         "restartPolicy": "Never",
@@ -47,7 +48,7 @@ def fake_gpu_pod_spec(scheduler, gpus, memory=None):
         "containers": [{
             "name": "main",
             "image": "registry.invalid/muster/fake:1",
-            "resources": {"limits": {GPU: str(gpus)}, "requests": requests},
+            "resources": {"limits": limits, "requests": requests},
         }],
     }
 

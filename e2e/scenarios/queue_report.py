@@ -1,0 +1,724 @@
+#!/usr/bin/env python3
+"""Workload driver and analysis of the queue fair-share e2e scenario (issue 6;
+e2e/scenarios/queue_fairshare.sh; stdlib only). The pod log, the recorder
+(which plays each gang's work once it is whole) and the side-by-side layout
+are gang_report.py's; this adds queues.
+
+Subcommands:
+  queues [--weights q1=1,q2=2,q4=4]
+      Print a v1 List of the Queues (scheduling.volcano.sh/v1beta1, cluster
+      scoped, reclaimable) with these weights.
+  drive CLUSTER_DIR NAMESPACE LOG --seconds S [--scheduler S] [--gated]
+        [--seed N] [--weights ...] [--late q4] [--change-at 0.333]
+      For S seconds keep, per queue with demand, a backlog of pending gangs
+      whose requests exceed the whole cluster in every resource (cpu and
+      nvidia.com/gpu), topping it up every 2 s. Queues named by --late get
+      demand only from the change (S x --change-at after the start). Each
+      queue draws its gangs from its own seeded sequence, the same on every
+      side: 3 in 4 GPU-heavy (2-4 pods x 1-2 GPUs, 2 cpu each), else
+      CPU-heavy (2-4 pods x 4-8 cpu, no GPU), each at most 4 % of the
+      cluster in its dominant resource; work 15-40 s; PodGroup spec.queue
+      set, minMember = pods. Pods and their state come from LOG, the
+      recorder's pod log, which the driver reads as it grows and appends to:
+      "capacity" (cluster totals, weights), "gang" (queue, pods, requests,
+      before it is created), "reclaim" (each GangReclaimed Event on a
+      PodGroup of the namespace, polled every 2 s) and the marks drive-start,
+      change and drive-end.
+  report [--side NAME=LOG ...] [--json FILE] [limits]
+      Figures of each side, side by side, and the checks of sides whose name
+      starts with `muster` (exit 1 when one fails; other sides are shown for
+      comparison):
+        deviation   in each steady window (the last half of phase 1, the
+                    last 60 s of phase 2), each queue's median |dominant
+                    share - target| <= --max-deviation (5) % of the cluster
+        jain        the median Jain index over x_q = share_q / target_q in
+                    each steady window >= --min-jain (0.98)
+        converge    after the change, every queue within --band (5) % of its
+                    target for --hold (10) s within --max-converge (30) s
+        victims     every reclaimed gang lost all its bound members (whole
+                    gangs), and the Event's message has the agreed form
+        floor       removing a victim gang (and the queue's earlier victims
+                    still bound then) did not push its queue's dominant share
+                    below its target by more than the victim's own dominant
+                    size - one gang of slack, since the report's targets come
+                    from the log and may trail muster's view; for a lone victim
+                    that amounts to "its queue was at or above its target
+                    before". The smallest share-after minus target is shown.
+        flip-flops  no reclaim A<-B followed by B<-A within --flip-window (60) s
+
+Definitions (sampled every second of the drive from the pod log): a queue's
+allocation per resource = the requests of its pods bound to a node, not
+Succeeded/Failed and not deleted (a terminating pod holds until it is gone,
+as for the scheduler); its pending demand = its created, not yet bound pods;
+its demand = both. Targets: weighted max-min water-filling of each resource's
+capacity among the queues with demand, each capped by its demand; a queue's
+dominant target is the largest of its per-resource targets (the share of the
+cluster), its dominant share the largest of allocation / capacity. Every
+deviation and band is in % of the cluster.
+"""
+
+import argparse
+import calendar
+import collections
+import json
+import os
+import random
+import re
+import sys
+import time
+import urllib.parse
+
+import gang_report as gr  # same directory: recorder, pod log replay, workload objects
+
+GPU = gr.GPU
+CPU = "cpu"
+RESOURCES = (CPU, GPU)
+REASON = "GangReclaimed"
+MESSAGE = re.compile(r"^reclaimed by queue (\S+) for gang ([^/\s]+)/(\S+)$")
+MAX_GANG = 0.04  # of the cluster, in the gang's dominant resource
+TICK = 2.0  # s between top-ups
+
+
+# --- workload ----------------------------------------------------------------------
+
+
+def parse_weights(text):
+    out = {}
+    for part in text.split(","):
+        name, _, w = part.partition("=")
+        out[name.strip()] = int(w)
+    return out
+
+
+def queues_list(weights):
+    items = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": q},
+              "spec": {"weight": w, "reclaimable": True}} for q, w in weights.items()]
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def millicores(q):
+    q = str(q)
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def gang_sequence(seed, queue, capacity):
+    """The endless, seeded sequence of a queue's gangs: dicts with pods, gpus
+    and cpu (millicores) per pod, and work seconds. Every gang asks for at
+    most MAX_GANG of the cluster in its dominant resource."""
+    rng = random.Random(f"{seed}/{queue}")
+    max_gpus = int(MAX_GANG * capacity[GPU])
+    max_cpu = MAX_GANG * capacity[CPU]
+    while True:
+        pods = rng.randint(2, 4)
+        if rng.random() < 0.75:
+            gpus = rng.choice([g for g in (1, 2) if pods * g <= max_gpus] or [1])
+            cpu = 2000
+        else:
+            gpus = 0
+            cpu = min(8000, int(max_cpu / pods) // 1000 * 1000)
+        yield {"pods": pods, "gpus": gpus, "cpu": cpu, "work": rng.randint(15, 40)}
+
+
+def gang_objects(name, queue, gang, scheduler, gated):
+    """The PodGroup and pods of one gang (gang_report's shapes)."""
+    items = [gr.pod_group(name, gang["pods"], queue=queue)]
+    items += [gr.gang_pod(name, i, gang["gpus"], gang["pods"], scheduler, gang["work"], gated=gated,
+                          cpu=f"{gang['cpu']}m") for i in range(gang["pods"])]
+    return items
+
+
+def request(gang):
+    """A gang's total request per resource."""
+    return {CPU: gang["pods"] * gang["cpu"], GPU: gang["pods"] * gang["gpus"]}
+
+
+class Backlog:
+    """The driver's view of its pods: which are still pending (created, not
+    bound, not ended), from the recorder's lines."""
+
+    def __init__(self):
+        self.gangs = {}  # name -> gang record
+        self.pending = {}  # pod name -> gang name
+
+    def add(self, rec):
+        self.gangs[rec["name"]] = rec
+        for i in range(rec["pods"]):
+            self.pending[f"{rec['name']}-{i}"] = rec["name"]
+
+    def on_pod(self, rec):
+        if rec["node"] or rec["ev"] == "DELETED" or rec["phase"] in gr.TERMINAL or rec["terminating"]:
+            self.pending.pop(rec["name"], None)
+
+    def demand(self, queues):
+        out = {q: dict.fromkeys(RESOURCES, 0) for q in queues}
+        for gang in self.pending.values():
+            g = self.gangs[gang]
+            if g["queue"] in out:
+                out[g["queue"]][CPU] += g["cpu"]
+                out[g["queue"]][GPU] += g["gpus"]
+        return out
+
+
+def needs_more(pending, capacity):
+    return any(pending[r] < capacity[r] for r in RESOURCES)
+
+
+class Driver:
+    def __init__(self, args):
+        self.args = args
+        self.api = gr.Api(args.cluster_dir)
+        self.weights = parse_weights(args.weights)
+        self.late = set(filter(None, args.late.split(",")))
+        self.out = open(args.log, "a")
+        self.tail = open(args.log)
+        self.partial = ""
+        self.backlog = Backlog()
+        self.conn = None
+        self.events = {}  # uid -> count logged
+        nodes = self.api.get("/api/v1/nodes")["items"]
+        self.capacity = {CPU: sum(millicores((n["status"].get("allocatable") or {}).get(CPU, "0")) for n in nodes),
+                         GPU: sum(int((n["status"].get("allocatable") or {}).get(GPU, "0")) for n in nodes)}
+        self.seqs = {q: gang_sequence(args.seed, q, self.capacity) for q in self.weights}
+        self.count = collections.Counter()
+
+    def log(self, rec):
+        self.out.write(json.dumps(dict(rec, t=round(time.time(), 4)), sort_keys=True) + "\n")
+        self.out.flush()
+
+    def read_log(self):
+        chunk = self.tail.read()
+        if not chunk:
+            return
+        lines = (self.partial + chunk).split("\n")
+        self.partial = lines.pop()
+        for line in lines:
+            if line.strip():
+                rec = json.loads(line)
+                if rec.get("kind") == "pod":
+                    self.backlog.on_pod(rec)
+
+    def top_up(self, active):
+        """Round robin over the queues still short of a backlog above the
+        cluster, one gang each, until none is."""
+        pending = self.backlog.demand(active)
+        short = [q for q in active if needs_more(pending[q], self.capacity)]
+        items = []
+        while short:
+            for q in list(short):
+                gang = next(self.seqs[q])
+                name = f"{q}-{self.count[q]:04d}"
+                self.count[q] += 1
+                rec = {"kind": "gang", "name": name, "queue": q, **gang}
+                self.log(rec)
+                self.backlog.add(rec)
+                items += gang_objects(name, q, gang, self.args.scheduler, self.args.gated)
+                for r, v in request(gang).items():
+                    pending[q][r] += v
+                if not needs_more(pending[q], self.capacity):
+                    short.remove(q)
+        if items:
+            self.conn = gr.create_items(self.api, self.args.namespace, items, self.conn)
+
+    def poll_reclaims(self):
+        selector = urllib.parse.quote(f"reason={REASON}")
+        try:
+            events = self.api.get(f"/api/v1/namespaces/{self.args.namespace}/events?fieldSelector={selector}")
+        except (OSError, RuntimeError, ValueError) as e:
+            self.log({"kind": "error", "what": f"events: {e}"})
+            return
+        for ev in events["items"]:
+            uid, count = ev["metadata"]["uid"], ev.get("count") or 1
+            if self.events.get(uid) == count:
+                continue
+            self.events[uid] = count
+            obj = ev.get("involvedObject") or {}
+            at = ev.get("eventTime") or ev.get("lastTimestamp") or ev.get("firstTimestamp")
+            self.log({"kind": "reclaim", "uid": uid, "count": count, "objectKind": obj.get("kind"),
+                      "victim": obj.get("name"), "message": ev.get("message", ""), "at": epoch(at)})
+
+    def run(self):
+        a = self.args
+        self.log({"kind": "capacity", **self.capacity, "weights": self.weights, "late": sorted(self.late),
+                  "seed": a.seed, "scheduler": a.scheduler, "gated": a.gated})
+        start = time.time()
+        self.log({"kind": "mark", "name": "drive-start"})
+        changed = False
+        parent = os.getppid()
+        # Until the run's end - or orphaned (the scenario was killed or failed).
+        while time.time() - start < a.seconds and os.getppid() == parent:
+            if not changed and time.time() - start >= a.seconds * a.change_at:
+                changed = True
+                self.log({"kind": "mark", "name": "change"})
+            self.read_log()
+            self.top_up([q for q in self.weights if changed or q not in self.late])
+            self.poll_reclaims()
+            time.sleep(max(0.0, TICK - (time.time() - start) % TICK))
+        self.log({"kind": "mark", "name": "drive-end"})
+        self.poll_reclaims()
+        print(f"drive: {sum(self.count.values())} gangs ({dict(self.count)}), {len(self.events)} reclaim events",
+              file=sys.stderr)
+        return 0
+
+
+def epoch(stamp):
+    """RFC 3339 (with or without fractional seconds) to epoch seconds."""
+    if not stamp:
+        return None
+    main, _, frac = stamp.rstrip("Z").partition(".")
+    t = calendar.timegm(time.strptime(main, "%Y-%m-%dT%H:%M:%S"))
+    return t + (float(f"0.{frac}") if frac else 0.0)
+
+
+# --- analysis ----------------------------------------------------------------------
+
+
+def water_fill(capacity, demand, weights):
+    """Weighted max-min fair split of `capacity` among the queues with
+    demand > 0, none given more than its demand: returns queue -> amount."""
+    out = {q: 0.0 for q in demand}
+    open_ = {q for q, d in demand.items() if d > 0}
+    left = float(capacity)
+    while open_ and left > 1e-9:
+        unit = left / sum(weights[q] for q in open_)
+        capped = {q for q in open_ if demand[q] - out[q] <= weights[q] * unit + 1e-9}
+        if not capped:
+            for q in open_:
+                out[q] += weights[q] * unit
+            break
+        for q in capped:
+            left -= demand[q] - out[q]
+            out[q] = float(demand[q])
+        open_ -= capped
+    return out
+
+
+def targets(capacity, demand, weights):
+    """Each queue's dominant target (share of the cluster) for per-queue,
+    per-resource demand; 0 for a queue without demand."""
+    per = {r: water_fill(capacity[r], {q: demand[q][r] for q in demand}, weights) for r in RESOURCES}
+    return {q: max(per[r][q] / capacity[r] for r in RESOURCES) for q in demand}
+
+
+def dominant(amount, capacity):
+    return max(amount[r] / capacity[r] for r in RESOURCES)
+
+
+def jain(xs):
+    xs = list(xs)
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if xs and sq else None
+
+
+def quantile(values, q):
+    v = sorted(values)
+    if not v:
+        return None
+    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
+
+
+def converge_time(samples, t_from, band, hold):
+    """Seconds from t_from to the first sample from which every queue with a
+    target stays within `band` (share of the cluster) of it for `hold` s (or
+    to the last sample); None if never."""
+    after = [s for s in samples if s["t"] >= t_from]
+    ok = [all(abs(s["share"][q] - s["target"][q]) <= band for q in s["target"] if s["target"][q] > 0)
+          for s in after]
+    for i, s in enumerate(after):
+        j = i
+        while j < len(after) and after[j]["t"] - s["t"] <= hold:
+            if not ok[j]:
+                break
+            j += 1
+        else:
+            return round(s["t"] - t_from, 2)
+    return None
+
+
+class Run:
+    """One side's log, replayed: pods with their queue and requests."""
+
+    def __init__(self, records):
+        self.records = records
+        self.life = gr.replay(records)
+        cap = next((r for r in records if r.get("kind") == "capacity"), None)
+        if cap is None:
+            raise SystemExit("queue_report: the log has no capacity line (was the driver run?)")
+        self.capacity = {CPU: cap[CPU], GPU: cap[GPU]}
+        self.weights = cap["weights"]
+        self.gangs = {r["name"]: r for r in records if r.get("kind") == "gang"}
+        self.marks = {m["name"]: m["t"] for m in self.life.marks}
+        self.t0 = self.marks.get("drive-start", min((r["t"] for r in records), default=0.0))
+        self.t_change = self.marks.get("change")
+        self.t_stop = self.marks.get("drive-end", self.life.t_end)
+        self.pods = []  # (queue, gang, request, created, bind, release, life)
+        for g in self.gangs.values():
+            req = {CPU: g["cpu"], GPU: g["gpus"]}
+            for i in range(g["pods"]):
+                p = self.life.pods.get(f"{g['name']}-{i}")
+                bind = p.bind if p else None
+                release = (p.release if bind is not None else None) if p else None
+                pend_end = bind if bind is not None else (p.gone if p else None)
+                self.pods.append({"queue": g["queue"], "gang": g["name"], "req": req, "created": g["t"],
+                                  "pendEnd": pend_end, "bind": bind, "release": release, "life": p})
+
+    def alloc_at(self, t, queue=None, gangs=None):
+        out = dict.fromkeys(RESOURCES, 0)
+        for p in self.pods:
+            if (queue is None or p["queue"] == queue) and (gangs is None or p["gang"] in gangs) and \
+                    p["bind"] is not None and p["bind"] <= t and (p["release"] is None or p["release"] > t):
+                for r in RESOURCES:
+                    out[r] += p["req"][r]
+        return out
+
+    def demand_at(self, t):
+        """Per queue and resource: allocation plus pending demand at t."""
+        out = {q: dict.fromkeys(RESOURCES, 0) for q in self.weights}
+        for p in self.pods:
+            pending = p["created"] <= t and (p["pendEnd"] is None or p["pendEnd"] > t)
+            holding = p["bind"] is not None and p["bind"] <= t and (p["release"] is None or p["release"] > t)
+            if pending or holding:
+                for r in RESOURCES:
+                    out[p["queue"]][r] += p["req"][r]
+        return out
+
+    def samples(self, step=1.0):
+        """Per second of the drive: allocation, pending demand, targets and
+        dominant shares per queue, and resources held by partial gangs."""
+        queues = list(self.weights)
+        edges = []  # (t, queue, which, sign, request, gang)
+        for p in self.pods:
+            edges.append((p["created"], p["queue"], "pending", 1, p["req"], p["gang"]))
+            if p["pendEnd"] is not None:
+                edges.append((p["pendEnd"], p["queue"], "pending", -1, p["req"], p["gang"]))
+            if p["bind"] is not None:
+                edges.append((p["bind"], p["queue"], "alloc", 1, p["req"], p["gang"]))
+                if p["release"] is not None:
+                    edges.append((p["release"], p["queue"], "alloc", -1, p["req"], p["gang"]))
+        edges.sort(key=lambda e: e[0])
+        state = {w: {q: dict.fromkeys(RESOURCES, 0) for q in queues} for w in ("alloc", "pending")}
+        bound = collections.Counter()  # gang -> members holding
+        held = {}  # gang -> resources held by its bound members
+        out, i, t = [], 0, self.t0
+        while t <= self.t_stop + 1e-9:
+            while i < len(edges) and edges[i][0] <= t:
+                _, q, which, sign, req, gang = edges[i]
+                for r in RESOURCES:
+                    state[which][q][r] += sign * req[r]
+                if which == "alloc":
+                    bound[gang] += sign
+                    h = held.setdefault(gang, dict.fromkeys(RESOURCES, 0))
+                    for r in RESOURCES:
+                        h[r] += sign * req[r]
+                i += 1
+            demand = {q: {r: state["alloc"][q][r] + state["pending"][q][r] for r in RESOURCES} for q in queues}
+            partial = [g for g, n in bound.items() if 0 < n < self.gangs[g]["pods"]]
+            out.append({
+                "t": round(t - self.t0, 3),
+                "alloc": {q: dict(state["alloc"][q]) for q in queues},
+                "pending": {q: dict(state["pending"][q]) for q in queues},
+                "target": targets(self.capacity, demand, self.weights),
+                "share": {q: dominant(state["alloc"][q], self.capacity) for q in queues},
+                "partialGangs": len(partial),
+                "partialHeld": {r: sum(held[g][r] for g in partial) for r in RESOURCES},
+            })
+            t += step
+        return out
+
+    def windows(self):
+        """The steady windows, in s since the drive's start: the last half of
+        phase 1 and the last 60 s of phase 2 (never before the change)."""
+        end = self.t_stop - self.t0
+        if self.t_change is None:
+            return {"steady": (end / 2, end)}
+        change = self.t_change - self.t0
+        return {"phase 1": (change / 2, change), "phase 2": (max(change, end - 60), end)}
+
+    def reclaims(self, grace=30.0):
+        """Each GangReclaimed Event, judged: whole-gang, the victim queue's
+        dominant share after removing the victim gang(s) against its target."""
+        out, removed = [], collections.defaultdict(set)
+        recs = sorted((r for r in self.records if r.get("kind") == "reclaim"), key=event_time)
+        for r in recs:
+            t = event_time(r)
+            m = MESSAGE.match(r.get("message", ""))
+            victim = self.gangs.get(r.get("victim"))
+            item = {"t": round(t - self.t0, 2), "victim": r.get("victim"), "message": r.get("message"),
+                    "wellFormed": bool(m) and r.get("objectKind") == "PodGroup", "by": m.group(1) if m else None,
+                    "forGang": m.group(3) if m else None, "victimQueue": victim and victim["queue"]}
+            if victim is None:
+                item.update(whole=False, lost=0, kept=0)
+                out.append(item)
+                continue
+            members = [p for p in self.pods if p["gang"] == victim["name"]]
+            bound = [p for p in members if p["bind"] is not None and p["bind"] <= t + 1 and
+                     (p["release"] is None or p["release"] >= t - 5)]
+            kept = [p for p in bound if p["release"] is None or p["release"] > t + grace]
+            lost = [p for p in bound if p["life"] and p["life"].outcome == "evicted"]
+            item.update(whole=bool(bound) and not kept, bound=len(bound), lost=len(lost), kept=len(kept))
+            q = victim["queue"]
+            removed[q].add(victim["name"])
+            # The queue just before this victim's first member went (its
+            # eviction may precede the Event), without any of its victims so
+            # far: after; with this victim's members: before.
+            t = min([t] + [p["release"] for p in bound if p["release"] is not None]) - 1e-6
+            everything, victims = self.alloc_at(t, q), self.alloc_at(t, q, removed[q])
+            after = {res: everything[res] - victims[res] for res in RESOURCES}
+            before = {res: after[res] + sum(p["req"][res] for p in bound) for res in RESOURCES}
+            target = targets(self.capacity, self.demand_at(t), self.weights)[q]
+            slack = dominant(request(victim), self.capacity)
+            share_after = dominant(after, self.capacity)
+            item.update(shareBefore=round(dominant(before, self.capacity), 4), shareAfter=round(share_after, 4),
+                        target=round(target, 4), slack=round(slack, 4), margin=round(share_after - target, 4),
+                        belowTarget=share_after < target - slack - 1e-9)
+            out.append(item)
+        return out
+
+
+def event_time(rec):
+    """When a reclaim happened: the Event's own time, unless it is missing or
+    not within the 30 s before the driver saw it (then that receipt)."""
+    at = rec.get("at")
+    return at if at is not None and rec["t"] - 30 <= at <= rec["t"] + 1 else rec["t"]
+
+
+def flip_flops(reclaims, window):
+    """Pairs: a reclaim from queue A for queue B, then one from B for A within
+    `window` s."""
+    out = []
+    for i, a in enumerate(reclaims):
+        for b in reclaims[i + 1:]:
+            if b["t"] - a["t"] > window:
+                break
+            if a["victimQueue"] and a["by"] and b["victimQueue"] == a["by"] and b["by"] == a["victimQueue"]:
+                out.append(f"{a['victim']} ({a['victimQueue']}<-{a['by']}, {a['t']} s) then "
+                           f"{b['victim']} ({b['victimQueue']}<-{b['by']}, {b['t']} s)")
+    return out
+
+
+def analyze(records, band=0.05, hold=10.0, flip_window=60.0):
+    run = Run(records)
+    samples = run.samples()
+    queues = list(run.weights)
+    fig = {"capacity": run.capacity, "weights": run.weights, "queues": queues,
+           "driveSeconds": round(run.t_stop - run.t0, 1),
+           "changeAt": round(run.t_change - run.t0, 1) if run.t_change else None,
+           "gangsCreated": len(run.gangs), "podsCreated": sum(g["pods"] for g in run.gangs.values()),
+           "windows": {}}
+    for name, (a, b) in run.windows().items():
+        # Half open: the sample at the change already sees the new demand.
+        win = [s for s in samples if a <= s["t"] < b or s["t"] == b == samples[-1]["t"]]
+        w = {"from": round(a, 1), "to": round(b, 1), "samples": len(win), "queues": {}}
+        for q in queues:
+            active = [s for s in win if s["target"][q] > 0]
+            dev = [100 * abs(s["share"][q] - s["target"][q]) for s in active]
+            w["queues"][q] = {
+                "target": round(100 * quantile([s["target"][q] for s in win], 0.5), 2) if win else None,
+                "shareMedian": round(100 * quantile([s["share"][q] for s in win], 0.5), 2) if win else None,
+                "deviationMedian": round(quantile(dev, 0.5), 2) if dev else None,
+                "deviationP90": round(quantile(dev, 0.9), 2) if dev else None}
+        jains = [jain(s["share"][q] / s["target"][q] for q in queues if s["target"][q] > 0) for s in win]
+        jains = [j for j in jains if j is not None]
+        w["jainMedian"] = round(quantile(jains, 0.5), 4) if jains else None
+        w["gpuUtil"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) for s in win]) / run.capacity[GPU], 1)
+        w["cpuUtil"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) for s in win]) / run.capacity[CPU], 1)
+        fig["windows"][name] = w
+    fig["convergeSeconds"] = (converge_time(samples, run.t_change - run.t0, band, hold)
+                              if run.t_change else None)
+    fig["gpuUtil"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) for s in samples]) / run.capacity[GPU], 1)
+    fig["cpuUtil"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) for s in samples]) / run.capacity[CPU], 1)
+    # What does work: a gang below minMember holds its share but runs nothing.
+    fig["gpuUtilWhole"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) - s["partialHeld"][GPU]
+                                            for s in samples]) / run.capacity[GPU], 1)
+    fig["cpuUtilWhole"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) - s["partialHeld"][CPU]
+                                            for s in samples]) / run.capacity[CPU], 1)
+    fig["partialGangsMean"] = round(mean([s["partialGangs"] for s in samples]), 2)
+    fig["partialGangsMax"] = max((s["partialGangs"] for s in samples), default=0)
+    fig["partialGpuMean"] = round(mean([s["partialHeld"][GPU] for s in samples]), 1)
+    fig["partialCpuMean"] = round(mean([s["partialHeld"][CPU] for s in samples]) / 1000, 1)
+    gang_fig = gr.analyze(records)
+    fig["partialGpuSeconds"] = gang_fig["partialGpuSeconds"]
+    fig["neverAssembledGpuSeconds"] = gang_fig["neverAssembledGpuSeconds"]
+    fig["overcommitCount"] = gang_fig["overcommitCount"]
+    rec = run.reclaims()
+    fig["reclaims"] = rec
+    fig["reclaimCount"] = len(rec)
+    fig["victimPods"] = sum(r["lost"] for r in rec)
+    fig["notWhole"] = [r["victim"] for r in rec if not r["whole"]]
+    fig["malformed"] = [r["message"] for r in rec if not r["wellFormed"]]
+    fig["belowTarget"] = [f"{r['victim']} ({r['victimQueue']}: {r['shareAfter']} < {r['target']} - {r['slack']})"
+                          for r in rec if r.get("belowTarget")]
+    margins = [r["margin"] for r in rec if "margin" in r]
+    fig["floorMarginMin"] = round(100 * min(margins), 2) if margins else None
+    fig["flipFlops"] = flip_flops(rec, flip_window)
+    announced = {r["victim"] for r in rec}
+    fig["unannouncedEvictions"] = sorted(
+        g for g, x in gang_fig["gangs"].items() if x["evicted"] and g not in announced and g in run.gangs)
+    fig["timeline"] = [{"t": s["t"], "target": {q: round(100 * s["target"][q], 1) for q in queues},
+                        "share": {q: round(100 * s["share"][q], 1) for q in queues},
+                        "pending": {q: round(100 * dominant(s["pending"][q], run.capacity), 1) for q in queues}}
+                       for s in samples]
+    return fig
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def checks(fig, max_dev, min_jain, max_converge):
+    bad = []
+    for name, w in fig["windows"].items():
+        for q, x in w["queues"].items():
+            if x["deviationMedian"] is not None and x["deviationMedian"] > max_dev:
+                bad.append(f"deviation: {name} {q}: median |share - target| {x['deviationMedian']} % > {max_dev} %"
+                           f" (share {x['shareMedian']} %, target {x['target']} %)")
+        if w["jainMedian"] is None or w["jainMedian"] < min_jain:
+            bad.append(f"jain: {name}: median Jain index {w['jainMedian']} < {min_jain}")
+    if fig["changeAt"] is not None and (fig["convergeSeconds"] is None or fig["convergeSeconds"] > max_converge):
+        bad.append(f"converge: {fig['convergeSeconds']} s after the change > {max_converge} s")
+    if fig["notWhole"]:
+        bad.append(f"victims: gangs not evicted whole: {fig['notWhole'][:10]}")
+    if fig["malformed"]:
+        bad.append(f"victims: GangReclaimed Events not of the form 'reclaimed by queue Q for gang NS/PG' on a "
+                   f"PodGroup: {fig['malformed'][:3]}")
+    if fig["unannouncedEvictions"]:
+        bad.append(f"victims: gangs evicted without a GangReclaimed Event: {fig['unannouncedEvictions'][:10]}")
+    if fig["belowTarget"]:
+        bad.append(f"floor: reclaims that pushed the victim's queue below its target: {fig['belowTarget'][:5]}")
+    if fig["flipFlops"]:
+        bad.append(f"flip-flops: {len(fig['flipFlops'])}: {fig['flipFlops'][:3]}")
+    return bad
+
+
+def rows(figs):
+    """(label, value per side) of the table."""
+    first = next(iter(figs.values()))
+    queues = first["queues"]
+    out = [("gangs / pods created", {n: f"{f['gangsCreated']} / {f['podsCreated']}" for n, f in figs.items()}),
+           ("drive s (change at s)", {n: f"{f['driveSeconds']:g} ({f['changeAt']})" for n, f in figs.items()})]
+    for w in first["windows"]:
+        span = {n: f"{f['windows'][w]['from']:g}-{f['windows'][w]['to']:g} s" for n, f in figs.items()}
+        out.append((f"{w} steady window", span))
+        for q in queues:
+            out.append((f"  {q} (w {first['weights'][q]}) target / share median %", {
+                n: f"{f['windows'][w]['queues'][q]['target']} / {f['windows'][w]['queues'][q]['shareMedian']}"
+                for n, f in figs.items()}))
+            out.append((f"  {q} |share - target| median / p90 %", {
+                n: f"{fmt(f['windows'][w]['queues'][q]['deviationMedian'])} / "
+                   f"{fmt(f['windows'][w]['queues'][q]['deviationP90'])}" for n, f in figs.items()}))
+        out.append(("  Jain index median", {n: fmt(f["windows"][w]["jainMedian"]) for n, f in figs.items()}))
+        out.append(("  GPU / cpu utilisation %", {
+            n: f"{f['windows'][w]['gpuUtil']} / {f['windows'][w]['cpuUtil']}" for n, f in figs.items()}))
+    for key, label in (("convergeSeconds", "converge after the change s"),
+                       ("gpuUtil", "GPU utilisation % (whole drive)"), ("cpuUtil", "cpu utilisation % (whole drive)"),
+                       ("gpuUtilWhole", "GPU % held by whole gangs (whole drive)"),
+                       ("cpuUtilWhole", "cpu % held by whole gangs (whole drive)"),
+                       ("partialGangsMean", "gangs bound below minMember, mean"), ("partialGangsMax", "  max"),
+                       ("partialGpuMean", "  GPUs they hold, mean"), ("partialCpuMean", "  cpus they hold, mean"),
+                       ("partialGpuSeconds", "partial GPU-s (gang_report)"),
+                       ("neverAssembledGpuSeconds", "GPU-s held by gangs never whole"),
+                       ("reclaimCount", "reclaims (GangReclaimed Events)"), ("victimPods", "  pods evicted by them"),
+                       ("notWhole", "  victims not evicted whole"),
+                       ("floorMarginMin", "  victim queue share after - target, min %"),
+                       ("belowTarget", "  victim queue pushed below target"),
+                       ("flipFlops", "  flip-flops"), ("unannouncedEvictions", "gangs evicted without an Event"),
+                       ("overcommitCount", "GPU over-commits")):
+        out.append((label, {n: fmt(f[key]) for n, f in figs.items()}))
+    return out
+
+
+def fmt(v):
+    if isinstance(v, list):
+        return str(len(v))
+    return gr.fmt(v)
+
+
+def table(figs):
+    names = list(figs)
+    body = rows(figs)
+    width = max(len(label) for label, _ in body) + 2
+    col = max(16, *(len(n) + 2 for n in names))
+    lines = [f"cluster: {next(iter(figs.values()))['capacity'][GPU]} GPUs, "
+             f"{next(iter(figs.values()))['capacity'][CPU] // 1000} cpu; weights "
+             + ", ".join(f"{q}={w}" for q, w in next(iter(figs.values()))["weights"].items())
+             + "; shares are dominant shares in % of the cluster",
+             "".ljust(width) + "".join(n.rjust(col) for n in names)]
+    for label, cells in body:
+        lines.append(label.ljust(width) + "".join(cells.get(n, "-").rjust(col) for n in names))
+    lines.append("")
+    lines.append("timeline every 10 s: target / share per queue, % of the cluster")
+    queues = next(iter(figs.values()))["queues"]
+    lines.append("t s".ljust(6) + "".join(f"{n} {'/'.join(queues)}".rjust(34) for n in names))
+    longest = max(len(f["timeline"]) for f in figs.values())
+    for k in range(0, longest, 10):
+        cells = []
+        for n in names:
+            tl = figs[n]["timeline"]
+            if k < len(tl):
+                s = tl[k]
+                cells.append(" ".join(f"{s['target'][q]:g}/{s['share'][q]:g}" for q in queues).rjust(34))
+            else:
+                cells.append("".rjust(34))
+        lines.append(f"{k:<6}" + "".join(cells))
+    for n in names:
+        for label, key in (("victims not evicted whole", "notWhole"), ("pushed below target", "belowTarget"),
+                           ("flip-flops", "flipFlops"), ("evicted without an Event", "unannouncedEvictions")):
+            if figs[n][key]:
+                lines.append(f"{n}: {label}: {'; '.join(figs[n][key][:10])}")
+    return "\n".join(lines)
+
+
+def report(args):
+    figs = {}
+    for side in args.side:
+        name, _, path = side.partition("=")
+        figs[name] = analyze(gr.load(path), args.band / 100, args.hold, args.flip_window)
+    if not figs:
+        raise SystemExit("queue_report: no --side")
+    print(table(figs))
+    failed = [f"{n}: {msg}" for n, f in figs.items() if n.startswith("muster")
+              for msg in checks(f, args.max_deviation, args.min_jain, args.max_converge)]
+    gr.write_outcome(figs, failed, args.json)
+    if not failed and any(n.startswith("muster") for n in figs):
+        print(f"checks passed on {', '.join(n for n in figs if n.startswith('muster'))}: deviation median <= "
+              f"{args.max_deviation} %, Jain >= {args.min_jain}, converge <= {args.max_converge} s, whole-gang "
+              "victims, no queue pushed below its target, no flip-flops")
+    return 1 if failed else 0
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    q = sub.add_parser("queues")
+    q.add_argument("--weights", default="q1=1,q2=2,q4=4")
+    d = sub.add_parser("drive")
+    d.add_argument("cluster_dir")
+    d.add_argument("namespace")
+    d.add_argument("log")
+    d.add_argument("--seconds", type=float, required=True)
+    d.add_argument("--scheduler", default="volcano")
+    d.add_argument("--gated", action="store_true")
+    d.add_argument("--seed", type=int, default=6)
+    d.add_argument("--weights", default="q1=1,q2=2,q4=4")
+    d.add_argument("--late", default="q4", help="queues with demand only from the change (comma-separated)")
+    d.add_argument("--change-at", type=float, default=1 / 3, help="fraction of the run")
+    p = sub.add_parser("report")
+    p.add_argument("--side", action="append", default=[], help="NAME=LOG")
+    p.add_argument("--json")
+    p.add_argument("--max-deviation", type=float, default=5.0, help="% of the cluster")
+    p.add_argument("--min-jain", type=float, default=0.98)
+    p.add_argument("--max-converge", type=float, default=30.0, help="s")
+    p.add_argument("--band", type=float, default=5.0, help="% of the cluster: converged")
+    p.add_argument("--hold", type=float, default=10.0, help="s within the band to count as converged")
+    p.add_argument("--flip-window", type=float, default=60.0, help="s")
+    args = ap.parse_args(argv[1:])
+    if args.cmd == "queues":
+        json.dump(queues_list(parse_weights(args.weights)), sys.stdout)
+        return 0
+    if args.cmd == "drive":
+        return Driver(args).run()
+    return report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
