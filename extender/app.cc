@@ -48,6 +48,29 @@ Status ParseInt(std::string_view flag, const std::string& value, int64_t min, in
 
 using Setter = std::function<Status(const std::string& value, ExtenderFlags& flags)>;
 
+// A flag taking a Go duration of at least `min`, stored where `field` says.
+Setter DurationInto(std::string_view flag, Duration min,
+                    std::function<Duration&(ExtenderFlags&)> field) {
+  return [flag = std::string(flag), min, field](const std::string& v, ExtenderFlags& f) {
+    StatusOr<Duration> d = ParseGoDuration(v);
+    if (!d.ok() || *d < min) {
+      return FlagError(flag, "\"" + v + "\" is not a duration of at least " +
+                                 FormatGoDuration(min) + " (e.g. 0s, 10s, 1m)");
+    }
+    field(f) = *d;
+    return Status::Ok();
+  };
+}
+
+// A flag taking true or false.
+Setter BoolInto(std::string_view flag, std::function<bool&(ExtenderFlags&)> field) {
+  return [flag = std::string(flag), field](const std::string& v, ExtenderFlags& f) {
+    if (v != "true" && v != "false") return FlagError(flag, "\"" + v + "\" is not true or false");
+    field(f) = v == "true";
+    return Status::Ok();
+  };
+}
+
 Setter StringInto(std::string ExtenderFlags::*field) {
   return [field](const std::string& v, ExtenderFlags& f) {
     f.*field = v;
@@ -104,41 +127,22 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          return Status::Ok();
        }},
       {"gang-reservation-timeout",
-       [](const std::string& v, ExtenderFlags& f) {
-         StatusOr<Duration> timeout = ParseGoDuration(v);
-         if (!timeout.ok() || *timeout < std::chrono::seconds(1)) {
-           return FlagError("gang-reservation-timeout",
-                            "\"" + v + "\" is not a duration of at least 1s (e.g. 60s, 2m)");
-         }
-         f.gang.pass.reservation_timeout = *timeout;
-         return Status::Ok();
-       }},
+       DurationInto("gang-reservation-timeout", std::chrono::seconds(1),
+                    [](ExtenderFlags& f) -> Duration& { return f.gang.pass.reservation_timeout; })},
       {"gang-head-of-line-after",
-       [](const std::string& v, ExtenderFlags& f) {
-         StatusOr<Duration> after = ParseGoDuration(v);
-         if (!after.ok() || after->count() < 0) {
-           return FlagError("gang-head-of-line-after",
-                            "\"" + v + "\" is not a duration (e.g. 0s, 10s, 1m)");
-         }
-         f.gang.pass.head_of_line_after = *after;
-         return Status::Ok();
-       }},
+       DurationInto("gang-head-of-line-after", Duration::zero(),
+                    [](ExtenderFlags& f) -> Duration& { return f.gang.pass.head_of_line_after; })},
       {"gang-preemption",
-       [](const std::string& v, ExtenderFlags& f) {
-         if (v != "true" && v != "false") {
-           return FlagError("gang-preemption", "\"" + v + "\" is not true or false");
-         }
-         f.gang.pass.preemption = v == "true";
-         return Status::Ok();
-       }},
+       BoolInto("gang-preemption",
+                [](ExtenderFlags& f) -> bool& { return f.gang.pass.preemption; })},
       {"queue-reclaim",
-       [](const std::string& v, ExtenderFlags& f) {
-         if (v != "true" && v != "false") {
-           return FlagError("queue-reclaim", "\"" + v + "\" is not true or false");
-         }
-         f.gang.pass.reclaim = v == "true";
-         return Status::Ok();
-       }},
+       BoolInto("queue-reclaim", [](ExtenderFlags& f) -> bool& { return f.gang.pass.reclaim; })},
+      {"queue-reclaim-after",
+       DurationInto("queue-reclaim-after", Duration::zero(),
+                    [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.after; })},
+      {"queue-reclaim-cooldown",
+       DurationInto("queue-reclaim-cooldown", Duration::zero(),
+                    [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.cooldown; })},
       {"score-mode",
        [](const std::string& v, ExtenderFlags& f) {
          if (v == "binpack") {
@@ -222,7 +226,11 @@ std::string ExtenderUsage() {
          "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
          "                             not fit (default true)\n"
          "  --queue-reclaim BOOL       evict whole gangs of queues above their deserved share\n"
-         "                             for a queue below its own (default true)\n";
+         "                             for a queue below its own (default true)\n"
+         "  --queue-reclaim-after D    reclaim only for a queue below its share for D (default "
+         "5s)\n"
+         "  --queue-reclaim-cooldown D a queue spares one that reclaimed from it for D (default "
+         "60s)\n";
 }
 
 namespace {

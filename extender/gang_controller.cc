@@ -450,6 +450,7 @@ struct GangController::Memory {
   std::map<std::string, Time> written_at;            // gang key -> when
   std::map<std::string, QueueStatus> queue_written;  // queue -> status last written
   std::map<std::string, Time> queue_written_at;      // queue -> when
+  ReclaimMemory reclaim;
   std::optional<Time> last_pass;
   uint64_t last_generation = ~uint64_t{0};
 };
@@ -636,7 +637,8 @@ void GangController::RunPass() {
     memory_->last_generation = ChangeCount(state);
     inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, now);
   });
-  const QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
+  QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
+  ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);
   gang::PassResult result = gang::RunPass(inputs.view, PlannedGangs(inputs.gangs, queues.held),
                                           inputs.victims, now, options_.pass, queues.limits);
   result.waits.insert(result.waits.end(), queues.held.begin(), queues.held.end());
@@ -841,6 +843,12 @@ void GangController::PreemptionWrites(const GangInputs& inputs, const QueueStep&
   }
   for (const auto& pod : p.pods) out.evictions.push_back({pod.namespace_, pod.name, pod.uid});
   if (metrics_->preemptions != nullptr) metrics_->preemptions->Increment();
+  std::vector<std::string> from;
+  for (const std::string& v : p.reclaimed) {
+    if (const auto q = queues.queue_of.find(v); q != queues.queue_of.end())
+      from.push_back(q->second);
+  }
+  RecordReclaim(memory_->reclaim, p.queue, from, now);
 }
 
 void GangController::QueueWrites(const GangInputs& inputs, const QueueStep& queues,

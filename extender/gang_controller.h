@@ -80,6 +80,8 @@ struct GangControllerOptions {
   // reservation: a member whose reservation expires unbound can only be
   // planned on that node again (the planner honours the affinity).
   bool pin_members = true;
+  // Reclaim hysteresis (queue_step.h).
+  ReclaimTiming reclaim;
 };
 
 // What gang/ needs, read from the cache.

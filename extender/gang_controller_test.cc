@@ -360,8 +360,8 @@ TEST(GangControllerTest, QueuesShareTheClusterByWeightAndHoldGangsTheyDoNotAdmit
                   R"("name":"q3","deserved":{"cpu":"8","memory":"0","nvidia.com/gpu":"24"})"));
 }
 
-// A queue below its deserved share takes back a whole gang from a queue
-// above its own, never pushing that queue below its share.
+// A queue below its deserved share for 5 s takes back a whole gang from a
+// queue above its own, never pushing that queue below its share.
 TEST(GangControllerTest, ReclaimEvictsWholeGangsOfAnOverShareQueue) {
   TestCluster cluster;
   AddNodes(cluster, 2);
@@ -372,6 +372,14 @@ TEST(GangControllerTest, ReclaimEvictsWholeGangsOfAnOverShareQueue) {
   AddGang(cluster, "z", 2, 4, 0, "late");
   ExtenderMetrics metrics;
   GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+  // Short of its share for less than --queue-reclaim-after: the order alone
+  // may serve it yet.
+  controller.RunPass();
+  EXPECT_EQ(fixture::FindSample(fixture::ParseMetricsText(metrics.Text()),
+                                "muster_gang_preemptions_total", {})
+                .value_or(-1),
+            0);
+  cluster.clock.Advance(5s);
   controller.RunPass();
   const auto samples = fixture::ParseMetricsText(metrics.Text());
   auto sample = [&](const std::string& name, std::map<std::string, std::string> labels = {}) {

@@ -192,4 +192,30 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
   return step;
 }
 
+void ApplyReclaimHysteresis(QueueStep& step, ReclaimMemory& memory, Time now,
+                            const ReclaimTiming& timing) {
+  std::erase_if(memory.recent,
+                [&](const ReclaimMemory::Taken& t) { return now - t.at >= timing.cooldown; });
+  std::map<std::string, Time> owed;
+  for (const auto& [name, q] : step.shares.queues) {
+    if (q.deserved.IsZero() || q.share >= 1.0) continue;
+    const auto since = memory.owed_since.find(name);
+    owed[name] = since == memory.owed_since.end() ? now : since->second;
+  }
+  memory.owed_since = std::move(owed);
+  for (auto& [name, limit] : step.limits) {
+    const auto since = memory.owed_since.find(name);
+    limit.reclaim_allowed = since != memory.owed_since.end() && now - since->second >= timing.after;
+    limit.spare.clear();
+    for (const ReclaimMemory::Taken& t : memory.recent) {
+      if (t.from == name) limit.spare.push_back(t.by);
+    }
+  }
+}
+
+void RecordReclaim(ReclaimMemory& memory, const std::string& by,
+                   const std::vector<std::string>& from, Time now) {
+  for (const std::string& queue : from) memory.recent.push_back({by, queue, now});
+}
+
 }  // namespace muster::extender

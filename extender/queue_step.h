@@ -61,4 +61,35 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
                        const Resources& free, std::vector<gang::Gang>& gangs,
                        std::vector<gang::VictimCandidate>& victims);
 
+// Time-based hysteresis for reclaim, kept by the controller between passes.
+struct ReclaimMemory {
+  // Queue -> the first pass of its current stretch below its deserved share.
+  std::map<std::string, Time> owed_since;
+  struct Taken {
+    std::string by;    // the queue that reclaimed
+    std::string from;  // the queue it took from
+    Time at;
+  };
+  std::vector<Taken> recent;  // within the cooldown
+};
+
+struct ReclaimTiming {
+  // A queue reclaims only once it has been below its deserved share this
+  // long: the order alone gives it what completing work frees, and reclaim
+  // is for the capacity that does not come back by itself.
+  Duration after = std::chrono::seconds(5);
+  // A queue that reclaimed from another is spared by it this long: the same
+  // capacity does not flip back and forth.
+  Duration cooldown = std::chrono::seconds(60);
+};
+
+// Updates `memory` from the step's shares and sets its limits'
+// reclaim_allowed and spare.
+void ApplyReclaimHysteresis(QueueStep& step, ReclaimMemory& memory, Time now,
+                            const ReclaimTiming& timing);
+
+// Remembers that queue `by` reclaimed from each of `from` at `now`.
+void RecordReclaim(ReclaimMemory& memory, const std::string& by,
+                   const std::vector<std::string>& from, Time now);
+
 }  // namespace muster::extender

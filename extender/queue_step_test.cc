@@ -141,5 +141,41 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
   }
 }
 
+// Reclaim hysteresis over passes: a queue reclaims once it has been short of
+// its share for `after`, and spares a queue that reclaimed from it for
+// `cooldown`.
+TEST(QueueStepTest, ReclaimHysteresisOverPasses) {
+  const ReclaimTiming timing{.after = std::chrono::seconds(5),
+                             .cooldown = std::chrono::seconds(60)};
+  ReclaimMemory memory;
+  const Time t0 = Time::FromUnixSeconds(1000);
+  // q holds 2 of the 8 GPUs it deserves (short); r holds 8 of 8.
+  auto step_at = [&](Time now, int64_t q_holds) {
+    std::vector<gang::Gang> gangs = {
+        InQueue(MakeGang("q")
+                    .Bound(MakePod("q-0").Gpu(q_holds), "n1")
+                    .Pending(MakePod("q-1").Gpu(8 - q_holds)),
+                "q"),
+        InQueue(MakeGang("r").Bound(MakePod("r-0").Gpu(8), "n2").Pending(MakePod("r-1").Gpu(8)),
+                "r")};
+    std::vector<gang::VictimCandidate> victims;
+    QueueStep step = RunQueueStep(QueuesOf({MakeQueue("q"), MakeQueue("r")}),
+                                  Resources{{"nvidia.com/gpu", 6}}, gangs, victims);
+    ApplyReclaimHysteresis(step, memory, now, timing);
+    return step;
+  };
+  EXPECT_FALSE(step_at(t0, 2).limits.at("q").reclaim_allowed) << "just became short";
+  EXPECT_FALSE(step_at(t0 + std::chrono::seconds(4), 2).limits.at("q").reclaim_allowed);
+  EXPECT_TRUE(step_at(t0 + std::chrono::seconds(5), 2).limits.at("q").reclaim_allowed);
+  EXPECT_FALSE(step_at(t0 + std::chrono::seconds(6), 8).limits.at("q").reclaim_allowed)
+      << "got its due";
+  EXPECT_FALSE(step_at(t0 + std::chrono::seconds(7), 2).limits.at("q").reclaim_allowed)
+      << "the clock restarts";
+
+  RecordReclaim(memory, "q", {"r"}, t0 + std::chrono::seconds(7));
+  EXPECT_THAT(step_at(t0 + std::chrono::seconds(8), 2).limits.at("r").spare, ElementsAre("q"));
+  EXPECT_THAT(step_at(t0 + std::chrono::seconds(67), 2).limits.at("r").spare, IsEmpty());
+}
+
 }  // namespace
 }  // namespace muster::extender

@@ -29,12 +29,14 @@
 //    is the fewest GPUs, then the lowest priority, then the youngest, and
 //    minimal (no victim can be spared).
 //  - Reclaim (issue #6): when that gang's queue holds less than it deserves
-//    (share < 1), it may also evict whole gangs of other, reclaimable queues
-//    that hold more than they deserve, lowest priority then youngest first,
-//    as long as each such queue keeps at least its deserved share (dominant
-//    share allocated/deserved >= 1 after the eviction). Hysteresis follows:
-//    a queue that reclaimed ends at most one gang above its due and its
-//    victim at or above its own, so neither can take the same capacity back.
+//    and the gang fits within what the queue deserves (dominant share of
+//    allocated + its pending members <= 1), it may also evict whole gangs of
+//    other, reclaimable queues that hold more than they deserve, lowest
+//    priority then youngest first, as long as each such queue keeps at least
+//    its deserved share (allocated/deserved >= 1 after the eviction).
+//    Hysteresis follows: the reclaiming queue ends at or below its due and
+//    its victim at or above its own, so neither has a claim on the other
+//    right after; QueueLimit adds the caller's time-based hysteresis.
 //
 // Thread-safety: everything here is a pure function of its arguments.
 #pragma once
@@ -157,6 +159,11 @@ struct QueueLimit {
   Resources allocated;  // what its gangs and pods hold, requests only
   Resources deserved;
   bool reclaimable = true;
+  // Hysteresis from the caller's memory: whether this queue may reclaim now
+  // (it has been short of its share long enough), and the queues it must
+  // spare (they reclaimed from it lately: taking back would flip-flop).
+  bool reclaim_allowed = true;
+  std::vector<std::string> spare;
 };
 using QueueLimits = std::map<std::string, QueueLimit>;  // by queue name
 

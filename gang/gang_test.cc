@@ -840,10 +840,23 @@ VictimCandidate InQueue(VictimCandidate v, const std::string& queue) {
   return v;
 }
 
+// A queue holding and deserving GPUs. Deserved shares are capped by demand:
+// a queue deserving GPUs wants cpu too (plenty), one deserving none nothing.
 QueueLimit Holding(int64_t allocated_gpus, int64_t deserved_gpus, bool reclaimable = true) {
+  const int64_t cpu = deserved_gpus > 0 ? 1'000'000 : 0;
   return QueueLimit{.allocated = Resources{{std::string(kNvidiaGpu), allocated_gpus}},
-                    .deserved = Resources{{std::string(kNvidiaGpu), deserved_gpus}},
+                    .deserved = Resources{{std::string(kNvidiaGpu), deserved_gpus}, {"cpu", cpu}},
                     .reclaimable = reclaimable};
+}
+
+QueueLimit NotYet(QueueLimit limit) {
+  limit.reclaim_allowed = false;
+  return limit;
+}
+
+QueueLimit Sparing(QueueLimit limit, std::string queue) {
+  limit.spare.push_back(std::move(queue));
+  return limit;
 }
 
 TEST(RunPassTest, Reclaim) {
@@ -877,6 +890,16 @@ TEST(RunPassTest, Reclaim) {
       {.name = "not enough can be taken without hurting a deserved share: nothing",
        .preemptor = InQueue(WholeNodes("p", 2, 0, 1), "a"),
        .queues = {{"a", Holding(0, 16)}, {"b", Holding(24, 16)}, {"c", Holding(8, 8)}}},
+      {.name = "a gang bigger than what its queue is owed does not reclaim",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Holding(8, 12)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}}},
+      {.name = "not while the caller's hysteresis says not yet",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", NotYet(Holding(0, 16))}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}}},
+      {.name = "a queue that reclaimed from this one lately is spared",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Sparing(Holding(0, 16), "b")}, {"b", Holding(24, 8)}, {"c", Holding(8, 0)}},
+       .want_victims = {"c-only"}},
       {.name = "a queue at its deserved share does not reclaim",
        .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
        .queues = {{"a", Holding(16, 16)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}}},

@@ -273,10 +273,24 @@ bool Reclaimable(const VictimCandidate& v, const QueueLimits& queues) {
   return limit && limit->reclaimable && limit->allocated.DominantShare(limit->deserved) > 1.0;
 }
 
-// True when the preemptor's queue holds less than it deserves.
+// True when the preemptor's queue holds less than it deserves, the
+// preemptor's pending members fit within that, and the caller allows it.
 bool MayReclaim(const Gang& preemptor, const QueueLimits& queues, const PassConfig& config) {
   const QueueLimit* limit = LimitOf(preemptor.queues, queues);
-  return config.reclaim && limit && Owed(limit->allocated, limit->deserved);
+  if (!config.reclaim || !limit || !limit->reclaim_allowed) return false;
+  Resources after = limit->allocated;
+  for (const Member& m : preemptor.members) {
+    if (AwaitsPlacement(m)) after += m.pod->EffectiveRequest();
+  }
+  after.Erase(kPods);
+  return Owed(limit->allocated, limit->deserved) &&
+         after.DominantShare(limit->deserved) <= 1.0 + 1e-9;
+}
+
+bool Spared(const Gang& preemptor, const VictimCandidate& v, const QueueLimits& queues) {
+  const QueueLimit* limit = LimitOf(preemptor.queues, queues);
+  return limit && !v.queues.empty() &&
+         std::ranges::find(limit->spare, v.queues.front()) != limit->spare.end();
 }
 
 // The candidates in the order victims are taken: first, when the
@@ -293,7 +307,7 @@ std::vector<const VictimCandidate*> Eligible(const Gang& preemptor,
     if (v.key == preemptor.key || v.pods.empty()) continue;
     if (SameQueue(preemptor, v)) {
       if (v.priority < preemptor.priority) preempt.push_back(&v);
-    } else if (may_reclaim && Reclaimable(v, queues)) {
+    } else if (may_reclaim && Reclaimable(v, queues) && !Spared(preemptor, v, queues)) {
       reclaim.push_back(&v);
     }
   }
