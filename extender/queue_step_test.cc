@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "gang/testing/builders.h"
 #include "model/testing/builders.h"
 
@@ -175,6 +178,78 @@ TEST(QueueStepTest, ReclaimHysteresisOverPasses) {
   RecordReclaim(memory, "q", {"r"}, t0 + std::chrono::seconds(7));
   EXPECT_THAT(step_at(t0 + std::chrono::seconds(8), 2).limits.at("r").spare, ElementsAre("q"));
   EXPECT_THAT(step_at(t0 + std::chrono::seconds(67), 2).limits.at("r").spare, IsEmpty());
+}
+
+// The starvation bound, over time: a 2 x 8-GPU gang of one queue against a
+// stream of 1-GPU gangs of another (4 arrive each second, each works 8 s)
+// on a full cluster of 4 x 8 GPUs. The queue step ranks the big gang first
+// (its queue holds nothing), but it fits nowhere and the small gangs behind
+// it backfill every GPU that frees, so no node ever empties. With the head of
+// the line it gets two nodes kept draining once 10 s old, and starts within
+// the bound plus the longest work; without it, never.
+std::optional<int> BigGangStart(Duration head_of_line_after) {
+  const Queues queues = QueuesOf({MakeQueue("big"), MakeQueue("small")});
+  std::vector<Node> nodes;
+  for (int n = 0; n < 4; ++n)
+    nodes.push_back(test::MakeNode("n" + std::to_string(n)).Cpu("64").Gpu(8).Pods(110));
+  struct Running {
+    gang::Gang gang;
+    int ends;  // second
+  };
+  std::vector<Running> running;
+  std::vector<gang::Gang> waiting;
+  int serial = 0;
+  auto small = [&](int now) {
+    const std::string name = "s" + std::to_string(serial++);
+    return InQueue(
+        MakeGang(name).Created(Time::FromUnixSeconds(now)).Pending(MakePod(name + "-0").Gpu(1)),
+        "small");
+  };
+  for (int i = 0; i < 32; ++i) {  // the cluster starts full, work ending over 8 s
+    gang::Gang g = small(0);
+    g.members[0].state = gang::MemberState::kBound;
+    g.members[0].node = "n" + std::to_string(i / 8);
+    running.push_back({g, 1 + i % 8});
+  }
+  gang::Gang big = InQueue(MakeGang("big")
+                               .MinMember(2)
+                               .Created(Time::FromUnixSeconds(0))
+                               .Pending(MakePod("big-0").Gpu(8))
+                               .Pending(MakePod("big-1").Gpu(8)),
+                           "big");
+  waiting.push_back(big);
+  gang::PassConfig config;
+  config.head_of_line_after = head_of_line_after;
+  for (int now = 1; now <= 120; ++now) {
+    std::erase_if(running, [&](const Running& r) { return r.ends <= now; });
+    for (int i = 0; i < 4; ++i) waiting.push_back(small(now));
+    std::vector<gang::Gang> gangs;
+    for (const Running& r : running) gangs.push_back(r.gang);
+    gangs.insert(gangs.end(), waiting.begin(), waiting.end());
+    const gang::ClusterView view = gang::test::MakeView(nodes, gangs);
+    std::vector<gang::VictimCandidate> victims;
+    const QueueStep step = RunQueueStep(queues, Resources(), gangs, victims);
+    const gang::PassResult result =
+        gang::RunPass(view, gangs, victims, Time::FromUnixSeconds(now), config, step.limits);
+    for (const gang::GangPlan& plan : result.plans) {
+      if (plan.key == "default/big") return now;
+      const auto it = std::ranges::find(waiting, plan.key, &gang::Gang::key);
+      gang::Gang placed = *it;
+      placed.members[0].state = gang::MemberState::kBound;
+      placed.members[0].node = plan.reserve[0].node;
+      running.push_back({placed, now + 8});
+      waiting.erase(it);
+    }
+  }
+  return std::nullopt;
+}
+
+TEST(QueueStepTest, StarvationBoundAgainstAStreamOfSmallGangs) {
+  const std::optional<int> bounded = BigGangStart(std::chrono::seconds(10));
+  ASSERT_TRUE(bounded.has_value());
+  EXPECT_LE(*bounded, 10 + 8 + 1);
+  EXPECT_EQ(BigGangStart(std::chrono::hours(1)), std::nullopt)
+      << "the stream starves it without the bound";
 }
 
 }  // namespace
