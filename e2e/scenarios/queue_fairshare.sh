@@ -40,6 +40,33 @@ for q in q1 q2 q4; do
 done
 e2e_log "queues: $("$MUSTER_KUBECTL" get queues -o jsonpath='{range .items[*]}{.metadata.name}={.spec.weight} {end}')"
 
+# queue_status_check: while the muster side's gangs still run, every Queue's
+# status (written by muster) shows what it holds and its PodGroups by phase,
+# and /debug/state explains the shares.
+queue_status_check() {
+  local q line gpus running
+  for q in q1 q2 q4; do
+    line=$("$MUSTER_KUBECTL" get queue "$q" -o jsonpath='{.status.allocated.nvidia\.com/gpu} {.status.running}')
+    read -r gpus running <<<"$line"
+    [[ ${gpus:-0} -gt 0 && ${running:-0} -gt 0 ]] ||
+      fail "queue $q status does not show its running gangs: allocated GPUs '${gpus:-}', running '${running:-}'"
+    e2e_log "queue $q status: allocated nvidia.com/gpu=$gpus, running PodGroups $running"
+  done
+  curl -fsS --max-time 5 "$EXT_URL/debug/state" >"$GANG_OUT/muster-debug-state.json" ||
+    fail "cannot read $EXT_URL/debug/state"
+  python3 - "$GANG_OUT/muster-debug-state.json" <<'PY' || fail "/debug/state does not explain the queues"
+import json, sys
+state = json.load(open(sys.argv[1]))
+queues = {q["name"]: q for q in state["fairShare"]["queues"]}
+assert {"q1", "q2", "q4"} <= set(queues), sorted(queues)
+assert all(queues[q]["deserved"] for q in ("q1", "q2", "q4")), queues
+waiting = [g for g in state["gangs"] if "position" in g]
+assert waiting and all("queue" in g for g in waiting), state["gangs"][:3]
+print("debug/state: shares", {q: round(queues[q]["share"], 2) for q in ("q1", "q2", "q4")},
+      "and", len(waiting), "ranked gangs")
+PY
+}
+
 # queue_side SIDE DRIVE-OPTIONS...: one side's run - recorder, driver for
 # RUN_SECONDS (checking meanwhile that a muster extender stays up), cleanup.
 queue_side() {
@@ -56,6 +83,7 @@ queue_side() {
   wait "$drive" || rc=$?
   ((rc == 0)) || fail "the $GANG_SIDE driver failed (exit $rc): $(tail -n 5 "$GANG_OUT/$GANG_SIDE.drive.log")"
   e2e_log "$GANG_SIDE: $(tail -n 1 "$GANG_OUT/$GANG_SIDE.drive.log")"
+  [[ $GANG_SIDE != muster ]] || queue_status_check
   gang_end_side
 }
 
