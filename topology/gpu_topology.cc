@@ -136,4 +136,11 @@ StatusOr<NodeTopology> NodeTopology::Build(std::vector<Gpu> gpus,
   return t;
 }
 
+StatusOr<NodeTopology> NodeTopology::Build(const GpuTopologySpec& spec) {
+  if (spec.version != 1) {
+    return InvalidArgumentError("v: version " + std::to_string(spec.version) + " is not 1");
+  }
+  return Build(spec.gpus, spec.link, spec.pcie, spec.bandwidth);
+}
+
 }  // namespace muster::topology

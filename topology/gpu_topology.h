@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/gpu_topology.h"
 #include "model/status.h"
 
 namespace muster::topology {
@@ -48,12 +49,7 @@ struct Link {
 // Parses one `nvidia-smi topo -m` token ("NV12", "PIX", "SYS", ...).
 StatusOr<Link> ParseLinkToken(std::string_view token);
 
-struct Gpu {
-  int index = 0;
-  std::string uuid;
-  int numa = -1;  // -1: unknown
-  bool healthy = true;
-};
+using Gpu = GpuDevice;
 
 class NodeTopology {
  public:
@@ -66,6 +62,8 @@ class NodeTopology {
                                       const std::vector<std::vector<std::string>>& links,
                                       const std::vector<std::vector<std::string>>& pcie = {},
                                       const std::vector<std::vector<double>>& gbps = {});
+  // The same from a node's published spec (version 1 only).
+  static StatusOr<NodeTopology> Build(const GpuTopologySpec& spec);
 
   int size() const { return static_cast<int>(gpus_.size()); }
   const std::vector<Gpu>& gpus() const { return gpus_; }
