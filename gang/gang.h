@@ -114,6 +114,19 @@ struct Gang {
   // The PodGroup's status.phase as last written ("" for none): a gang once
   // Inqueue (or beyond) stays admitted.
   std::string phase;
+  // Network placement (issue #7): the node sets the gang may be packed
+  // into, lowest tier first. The planner tries the domains of the lowest
+  // tier first, the tightest (fewest free GPUs) first within a tier, and
+  // takes the first that holds the whole minimum. Then, unless
+  // `domains_required`, anywhere. Empty: anywhere.
+  struct Domain {
+    int tier = 0;
+    std::string id;
+    std::vector<std::string> nodes;  // sorted
+  };
+  std::vector<Domain> domains;
+  bool domains_required = false;
+  std::string domain_level;  // "rack": the highest tier allowed, for messages
 };
 
 // A node as the planner sees it. A member fits a node when the node is
@@ -226,6 +239,8 @@ inline constexpr std::string_view kWaitMembers = "NotEnoughTasks";  // fewer pod
 inline constexpr std::string_view kWaitResources = "NotEnoughResources";  // does not fit now
 inline constexpr std::string_view kWaitNeverFits = "Unplaceable";  // not even on an empty cluster
 inline constexpr std::string_view kWaitQueueCapability = "QueueCapability";  // its queue is full
+// A required network domain (Gang::domains_required) holds no plan now.
+inline constexpr std::string_view kWaitNetworkTopology = "NetworkTopology";
 
 struct PassResult {
   // The head of the line (PassConfig::head_of_line_after) and the nodes

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -957,6 +958,80 @@ TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
   EXPECT_EQ(r.waits[0].message, "queue a is at its capability: needs nvidia.com/gpu=8 (0 left)");
   // Admission (Pending -> Inqueue) of minResources stops at the capability too.
   EXPECT_THAT(r.admitted, ElementsAre("default/first", "default/wide", "default/free"));
+}
+
+// ---------------------------------------------------------------------------
+// Network domains (issue #7).
+
+Node RackNode(const std::string& name, int64_t gpus) { return GpuNode(name, gpus); }
+
+Gang::Domain Rack(const std::string& id, std::vector<std::string> nodes, int tier = 1) {
+  return Gang::Domain{.tier = tier, .id = id, .nodes = std::move(nodes)};
+}
+
+std::set<std::string> NodesOf(const GangPlan& plan) {
+  std::set<std::string> out;
+  for (const Assignment& a : plan.reserve) out.insert(a.node);
+  return out;
+}
+
+TEST(RunPassTest, NetworkDomains) {
+  // Two racks of two 8-GPU nodes under one spine; 4 GPUs busy on a1, a2 and
+  // b1: rack a has 8 free, rack b 12.
+  const Gang busy = MakeGang("busy")
+                        .Bound(Worker("busy-0", 4), "a1")
+                        .Bound(Worker("busy-1", 4), "a2")
+                        .Bound(Worker("busy-2", 4), "b1");
+  const ClusterView view = MakeView(
+      {RackNode("a1", 8), RackNode("a2", 8), RackNode("b1", 8), RackNode("b2", 8)}, {busy});
+  const std::vector<Gang::Domain> racks = {Rack("rack=a", {"a1", "a2"}),
+                                           Rack("rack=b", {"b1", "b2"}),
+                                           Rack("spine", {"a1", "a2", "b1", "b2"}, 2)};
+  auto gang = [&](int members, bool required, std::vector<Gang::Domain> domains) {
+    GangBuilder b = MakeGang("g").MinMember(members);
+    for (int i = 0; i < members; ++i) b.Pending(Worker("g-" + std::to_string(i), 4));
+    Gang g = b;
+    g.domains = std::move(domains);
+    g.domains_required = required;
+    g.domain_level = "rack";
+    return g;
+  };
+  struct Case {
+    std::string name;
+    Gang gang;
+    std::set<std::string> want_nodes;  // empty: no plan
+    std::string want_reason = "";
+  };
+  const std::vector<Case> cases = {
+      {"2 x 4 GPUs: both racks hold it, the tightest (a) first",
+       gang(2, false, racks),
+       {"a1", "a2"}},
+      {"3 x 4 GPUs: only rack b holds it", gang(3, false, racks), {"b1", "b2"}},
+      {"4 x 4 GPUs: no rack holds it now, the spine does",
+       gang(4, false, racks),
+       {"a1", "a2", "b1", "b2"}},
+      {"4 x 4 GPUs, rack required: waits for a rack, no fallback",
+       gang(4, true, {racks[0], racks[1]}),
+       {},
+       std::string(kWaitNetworkTopology)},
+      {"5 x 4 GPUs, rack required: no rack is large enough",
+       gang(5, true, {racks[0], racks[1]}),
+       {},
+       std::string(kWaitNeverFits)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const PassResult r = RunPass(view, {busy, c.gang}, {}, kNow, PassConfig{});
+    if (c.want_nodes.empty()) {
+      EXPECT_TRUE(r.plans.empty());
+      ASSERT_EQ(r.waits.size(), 1u);
+      EXPECT_EQ(r.waits[0].reason, c.want_reason);
+      EXPECT_THAT(r.waits[0].message, ::testing::HasSubstr("must fit in one rack"));
+      continue;
+    }
+    ASSERT_EQ(r.plans.size(), 1u);
+    EXPECT_EQ(NodesOf(r.plans[0]), c.want_nodes);
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -190,6 +190,60 @@ ClusterView WithoutEarmarked(const ClusterView& view, const std::vector<size_t>&
   return masked;
 }
 
+// `view` cut down to `nodes` (sorted names).
+ClusterView Restricted(const ClusterView& view, const std::vector<std::string>& nodes) {
+  ClusterView out;
+  out.nodes.reserve(nodes.size());
+  for (const std::string& name : nodes) {
+    if (std::optional<size_t> n = FindNode(view, name)) out.nodes.push_back(view.nodes[*n]);
+  }
+  return out;
+}
+
+int64_t FreeGpus(const ClusterView& view) {
+  int64_t gpus = 0;
+  for (const NodeView& node : view.nodes) {
+    if (node.schedulable) gpus += std::max<int64_t>(node.free.gpus(), 0);
+  }
+  return gpus;
+}
+
+// PlanGang within the gang's network domains (Gang::domains): the lowest
+// tier first, the tightest domain first within a tier; then anywhere unless
+// the domains are required.
+std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view) {
+  if (gang.domains.empty()) return PlanGang(gang, view);
+  std::vector<std::tuple<int, int64_t, const Gang::Domain*, ClusterView>> tries;
+  for (const Gang::Domain& d : gang.domains) {
+    ClusterView sub = Restricted(view, d.nodes);
+    const int64_t free = FreeGpus(sub);
+    tries.emplace_back(d.tier, free, &d, std::move(sub));
+  }
+  std::ranges::stable_sort(tries, [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  bool fits_some_day = false;
+  int32_t placeable = 0;
+  for (const auto& [tier, free, domain, sub] : tries) {
+    std::variant<GangPlan, Wait> decision = PlanGang(gang, sub);
+    if (std::holds_alternative<GangPlan>(decision)) return decision;
+    const Wait& wait = std::get<Wait>(decision);
+    if (wait.reason == kWaitMembers) return decision;
+    fits_some_day = fits_some_day || wait.reason != kWaitNeverFits;
+    placeable = std::max(placeable, wait.placeable);
+  }
+  if (!gang.domains_required) return PlanGang(gang, view);
+  const std::string level = gang.domain_level.empty() ? "network domain" : gang.domain_level;
+  return Wait{
+      .key = gang.key,
+      .reason = fits_some_day ? kWaitNetworkTopology : kWaitNeverFits,
+      .message = "its minimum must fit in one " + level + ": " +
+                 (fits_some_day ? "none has room now (at most " + std::to_string(placeable) +
+                                      " members placeable in one)"
+                                : "none is large enough even when empty"),
+      .placeable = placeable};
+}
+
 // (c) Plans every gang with members to place (but the just expired), in
 // order, each on what the earlier plans left; once a head of the line is
 // found, the gangs behind it plan without its earmarked nodes. Returns the
@@ -205,7 +259,7 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     // An expired gang sits this pass out, so the capacity it let go goes to
     // the gangs behind it first instead of straight back to it.
     if (std::ranges::find(result.expired, gang.key) != result.expired.end()) continue;
-    std::variant<GangPlan, Wait> decision = PlanGang(gang, masked ? *masked : view);
+    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, masked ? *masked : view);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
       const Resources need = RequestOf(gang, plan->reserve);
