@@ -140,6 +140,13 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
       {"queue-reclaim-after",
        DurationInto("queue-reclaim-after", Duration::zero(),
                     [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.after; })},
+      {"network-tiers",
+       [](const std::string& v, ExtenderFlags& f) {
+         topology::ParsedTiers parsed = topology::ParseNetworkTiers(v);
+         if (!parsed.tiers) return FlagError("network-tiers", parsed.error);
+         f.gang.network_tiers = *std::move(parsed.tiers);
+         return Status::Ok();
+       }},
       {"queue-reclaim-cooldown",
        DurationInto("queue-reclaim-cooldown", Duration::zero(),
                     [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.cooldown; })},
@@ -230,7 +237,12 @@ std::string ExtenderUsage() {
          "  --queue-reclaim-after D    reclaim only for a queue below its share for D (default "
          "5s)\n"
          "  --queue-reclaim-cooldown D a queue spares one that reclaimed from it for D (default "
-         "60s)\n";
+         "60s)\n"
+         "  --network-tiers LEVELS     network levels top to bottom, name=node-label-key joined "
+         "by\n"
+         "                             commas (e.g. "
+         "zone=topology.kubernetes.io/zone,rack=net/rack):\n"
+         "                             gangs are packed into the lowest level that holds them\n";
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "extender/topology_step.h"
 #include "kube/client/client.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
@@ -639,6 +640,10 @@ void GangController::RunPass() {
   });
   QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
   ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);
+  for (gang::Wait& w :
+       ApplyNetworkTiers(options_.network_tiers, inputs.view, inputs.groups, inputs.gangs)) {
+    queues.held.push_back(std::move(w));
+  }
   gang::PassResult result = gang::RunPass(inputs.view, PlannedGangs(inputs.gangs, queues.held),
                                           inputs.victims, now, options_.pass, queues.limits);
   result.waits.insert(result.waits.end(), queues.held.begin(), queues.held.end());

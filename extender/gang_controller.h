@@ -43,6 +43,7 @@
 #include "gang/gang.h"
 #include "model/api_objects.h"
 #include "model/clock.h"
+#include "topology/network.h"
 
 namespace muster::kube {
 class Client;
@@ -82,6 +83,9 @@ struct GangControllerOptions {
   bool pin_members = true;
   // Reclaim hysteresis (queue_step.h).
   ReclaimTiming reclaim;
+  // Network levels, top to bottom (--network-tiers; topology_step.h): gangs
+  // are packed into the lowest tier that holds them. None: anywhere.
+  topology::NetworkTiers network_tiers;
 };
 
 // What gang/ needs, read from the cache.

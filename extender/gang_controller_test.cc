@@ -404,5 +404,32 @@ TEST(GangControllerTest, ReclaimEvictsWholeGangsOfAnOverShareQueue) {
             1);
 }
 
+// Network tiers (issue #7): with --network-tiers, a gang is packed into one
+// rack even when best fit alone would split it over two.
+TEST(GangControllerTest, NetworkTiersPackAGangIntoOneRack) {
+  auto rack_of = [](const std::optional<Placement>& p) { return p ? p->node.substr(0, 1) : "?"; };
+  for (const bool tiers : {false, true}) {
+    TestCluster cluster;
+    for (std::string name : {"a1", "a2", "b1", "b2"}) {
+      cluster.Add(MakeNode(name).Cpu("64").Memory("512Gi").Gpu(8).Pods(110).Label(
+          "net/rack", name.substr(0, 1)));
+    }
+    // Half of a1 and of b1 is busy: best fit alone puts the two members there.
+    AddGang(cluster, "busy", 2, 4, 0, "", {"a1", "b1"});
+    AddGang(cluster, "g", 2, 4);
+    GangControllerOptions options;
+    if (tiers) options.network_tiers = *topology::ParseNetworkTiers("rack=net/rack").tiers;
+    GangController controller = MakeController(cluster, options);
+    controller.RunPass();
+    const std::string r0 = rack_of(PlacementOf(cluster, "g-0"));
+    const std::string r1 = rack_of(PlacementOf(cluster, "g-1"));
+    if (tiers) {
+      EXPECT_EQ(r0, r1) << "one rack";
+    } else {
+      EXPECT_NE(r0, r1) << "best fit alone splits it (what the tiers fix)";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace muster::extender
