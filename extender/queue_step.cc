@@ -16,6 +16,7 @@ using gang::MemberState;
 // rest), requests only.
 struct Holdings {
   Resources allocated;
+  Resources bound;  // the part of `allocated` bound to nodes
   Resources pending;
   // What a gang evicting victims for itself waits for (also in `pending`).
   Resources claimed;
@@ -30,9 +31,11 @@ Holdings HoldingsOf(const gang::Gang& g) {
     if (m.Finished() || m.terminating) continue;
     const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
     (placed ? h.allocated : h.pending) += m.pod->EffectiveRequest();
+    if (m.state == MemberState::kBound) h.bound += m.pod->EffectiveRequest();
     if (!placed && g.preempting) h.claimed += m.pod->EffectiveRequest();
   }
   h.allocated.Erase(kPods);
+  h.bound.Erase(kPods);
   h.pending.Erase(kPods);
   return h;
 }
@@ -82,7 +85,8 @@ std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
 // the gang keeps its place to take the freed capacity.
 gang::QueueLimits LimitsOf(const queue::Shares& shares,
                            const std::map<std::string, queue::QueueState>& states,
-                           const std::map<std::string, Resources>& claimed) {
+                           const std::map<std::string, Resources>& claimed,
+                           const std::map<std::string, Resources>& bound) {
   gang::QueueLimits limits;
   for (const auto& [name, share] : shares.queues) {
     const auto extra = claimed.find(name);
@@ -90,6 +94,8 @@ gang::QueueLimits LimitsOf(const queue::Shares& shares,
         .allocated = extra == claimed.end() ? share.allocated : share.allocated + extra->second,
         .deserved = share.deserved,
         .reclaimable = share.reclaimable};
+    const auto on_nodes = bound.find(name);
+    limit.bound = on_nodes == bound.end() ? Resources() : on_nodes->second;
     const queue::QueueState& state = states.at(name);
     if (state.capability) {
       Resources room;
@@ -144,14 +150,18 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
   for (auto& [name, state] : states) list.push_back(state);
   Resources capacity = free.ClampedAtZero() + held_by_queues;
   step.shares = queue::ComputeShares(list, capacity);
-  std::map<std::string, Resources> claimed;
+  // Per queue, own and descendants': what preempting gangs wait for, and
+  // what is bound.
+  std::map<std::string, Resources> claimed, bound;
   for (const auto& [key, h] : of_gang) {
-    if (h.claimed.IsZero()) continue;
     const auto q = step.shares.queues.find(step.queue_of.at(key));
     if (q == step.shares.queues.end()) continue;
-    for (const std::string& at : q->second.path) claimed[at] += h.claimed;
+    for (const std::string& at : q->second.path) {
+      if (!h.claimed.IsZero()) claimed[at] += h.claimed;
+      bound[at] += h.bound;
+    }
   }
-  step.limits = LimitsOf(step.shares, states, claimed);
+  step.limits = LimitsOf(step.shares, states, claimed, bound);
 
   std::vector<queue::PendingGang> pending;
   for (gang::Gang& g : gangs) {

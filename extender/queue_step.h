@@ -16,7 +16,9 @@
 //    demand is what its gangs' other members request. For reclaim only
 //    (QueueLimit::allocated), a gang evicting victims for itself
 //    (Gang::preempting) counts what it waits for as held: reclaim takes
-//    once, not again while the victims go. Pods outside PodGroups belong to no
+//    once, not again while the victims go; and a victim queue is judged by
+//    what it has bound (QueueLimit::bound), not by reservations that may
+//    still expire. Pods outside PodGroups belong to no
 //    queue: they take capacity from all, like pods of other schedulers.
 //  - The capacity queues share is the free capacity of schedulable nodes
 //    plus what the queues hold.

@@ -97,6 +97,9 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
   // small holds half its share, big nothing: big's gang goes first.
   EXPECT_LT(gangs[2].queue_rank, gangs[1].queue_rank);
   EXPECT_EQ(step.limits.at("small").room, (Resources{{"nvidia.com/gpu", 6}}));
+  EXPECT_EQ(step.limits.at("small").Bound().gpus(), 4) << "s1's bound member";
+  EXPECT_EQ(step.limits.at("parent").Bound().gpus(), 4) << "its child's, summed up";
+  EXPECT_EQ(step.limits.at("big").Bound().gpus(), 0);
   EXPECT_FALSE(step.limits.at("big").room.has_value());
   EXPECT_THAT(victims[0].queues, ElementsAre("small", "parent"));
   EXPECT_EQ(victims[0].holds, (Resources{{"nvidia.com/gpu", 4}}));

@@ -170,8 +170,13 @@ struct QueueLimit {
   // limited. Unset: no capability.
   std::optional<Resources> room;
   Resources allocated;  // what its gangs and pods hold, requests only
+  // The part of `allocated` bound to nodes (not merely reserved); unset:
+  // all of it. Reclaim judges a victim queue by it: a reservation may still
+  // expire, so only bound work keeps the victim queue at its share.
+  std::optional<Resources> bound;
   Resources deserved;
   bool reclaimable = true;
+  const Resources& Bound() const { return bound ? *bound : allocated; }
   // Hysteresis from the caller's memory: whether this queue may reclaim now
   // (it has been short of its share long enough), and the queues it must
   // spare (they reclaimed from it lately: taking back would flip-flop).

@@ -850,6 +850,13 @@ QueueLimit Holding(int64_t allocated_gpus, int64_t deserved_gpus, bool reclaimab
                     .reclaimable = reclaimable};
 }
 
+// As Holding, with only `bound_gpus` of the allocation bound (the rest reserved).
+QueueLimit HoldingBound(int64_t allocated_gpus, int64_t bound_gpus, int64_t deserved_gpus) {
+  QueueLimit limit = Holding(allocated_gpus, deserved_gpus);
+  limit.bound = Resources{{std::string(kNvidiaGpu), bound_gpus}};
+  return limit;
+}
+
 QueueLimit NotYet(QueueLimit limit) {
   limit.reclaim_allowed = false;
   return limit;
@@ -901,6 +908,9 @@ TEST(RunPassTest, Reclaim) {
        .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
        .queues = {{"a", Sparing(Holding(0, 16), "b")}, {"b", Holding(24, 8)}, {"c", Holding(8, 0)}},
        .want_victims = {"c-only"}},
+      {.name = "a victim queue is judged by what it has bound, not by its reservations",
+       .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
+       .queues = {{"a", Holding(0, 16)}, {"b", HoldingBound(24, 8, 8)}, {"c", Holding(8, 8)}}},
       {.name = "a queue at its deserved share does not reclaim",
        .preemptor = InQueue(WholeNodes("p", 1, 0, 1), "a"),
        .queues = {{"a", Holding(16, 16)}, {"b", Holding(24, 8)}, {"c", Holding(8, 8)}}},

@@ -324,7 +324,7 @@ bool Owed(const Resources& allocated, const Resources& deserved) {
 // checked as victims add up).
 bool Reclaimable(const VictimCandidate& v, const QueueLimits& queues) {
   const QueueLimit* limit = LimitOf(v.queues, queues);
-  return limit && limit->reclaimable && limit->allocated.DominantShare(limit->deserved) > 1.0;
+  return limit && limit->reclaimable && limit->Bound().DominantShare(limit->deserved) > 1.0;
 }
 
 // True when the preemptor's queue holds less than it deserves, the
@@ -392,7 +392,7 @@ class ReclaimLedger {
       if (std::ranges::find(preemptor_.queues, name) != preemptor_.queues.end()) break;
       const auto it = queues_.find(name);
       if (it == queues_.end()) continue;
-      const Resources after = it->second.allocated - taken_[name] - v.holds;
+      const Resources after = it->second.Bound() - taken_[name] - v.holds;
       if (Owed(after, it->second.deserved)) return false;
     }
     for (const std::string& name : v.queues) taken_[name] += v.holds;
