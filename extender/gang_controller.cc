@@ -264,19 +264,22 @@ void DropUngatedPending(gang::Gang& g) {
   });
 }
 
-gang::ClusterView ViewOf(const ClusterSnapshot& snapshot) {
-  gang::ClusterView view;
-  view.nodes.reserve(snapshot.node_count());
+// One walk over the nodes: the free capacity of the schedulable ones (what
+// queues share) and, when `with_view`, the view the gang pass plans on.
+void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) {
+  if (with_view) in.view.nodes.reserve(snapshot.node_count());
   snapshot.ForEachNode([&](const NodeInfo& info) {
     if (!info.known()) return;
-    view.nodes.push_back(
-        gang::NodeView{.node = info.node,
-                       .free = info.allocatable - info.allocated,
-                       .schedulable = info.node->IsReady() && !info.node->unschedulable});
+    const bool schedulable = info.node->IsReady() && !info.node->unschedulable;
+    Resources free = info.allocatable - info.allocated;
+    if (schedulable) in.free += free.ClampedAtZero();
+    if (with_view) {
+      in.view.nodes.push_back(
+          gang::NodeView{.node = info.node, .free = std::move(free), .schedulable = schedulable});
+    }
   });
-  std::sort(view.nodes.begin(), view.nodes.end(),
+  std::sort(in.view.nodes.begin(), in.view.nodes.end(),
             [](const gang::NodeView& a, const gang::NodeView& b) { return a.name() < b.name(); });
-  return view;
 }
 
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e6; }
@@ -324,15 +327,10 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
     in.gangs.push_back(std::move(g));
     in.groups.emplace(key, group);
   }
-  // The nodes only matter when some gang has members to place (or
-  // reservations to keep): the passes between cost no copy of 1000 nodes.
-  if (needs_view) in.view = ViewOf(snapshot);
+  // The view only matters when some gang has members to place (or
+  // reservations to keep): the passes between copy no 1000 nodes.
+  ScanNodes(snapshot, needs_view, in);
   in.queues = snapshot.workloads().queues();
-  snapshot.ForEachNode([&](const NodeInfo& info) {
-    if (info.known() && info.node->IsReady() && !info.node->unschedulable) {
-      in.free += (info.allocatable - info.allocated).ClampedAtZero();
-    }
-  });
   return in;
 }
 
