@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -469,8 +470,9 @@ struct GangController::Metrics {
   prometheus::Family<prometheus::Gauge>* pending = nullptr;
   prometheus::Family<prometheus::Gauge>* share = nullptr;
   prometheus::Family<prometheus::Counter>* reclaims = nullptr;
-  // The label sets set last pass: those not set again are removed.
-  std::set<std::map<std::string, std::string>> labelled;
+  // The queues (and their resources) set last pass: those not set again
+  // are removed.
+  std::map<std::string, std::set<std::string>> labelled;
 };
 
 GangController::GangController(ClusterAccess* cluster, kube::Client* client, const Clock& clock,
@@ -936,32 +938,30 @@ void GangController::QueueWrites(const GangInputs& inputs, const QueueStep& queu
 void GangController::SetQueueMetrics(const queue::Shares& shares) {
   Metrics& m = *metrics_;
   if (m.deserved == nullptr) return;
-  std::set<std::map<std::string, std::string>> labelled;
-  auto set = [&](prometheus::Family<prometheus::Gauge>* family,
-                 std::map<std::string, std::string> labels, double value) {
-    family->Add(labels).Set(value);
-    labels["__family"] = family->GetName();
-    labelled.insert(std::move(labels));
-  };
+  const std::array<prometheus::Family<prometheus::Gauge>*, 3> per_resource = {
+      m.deserved, m.allocated, m.pending};
+  std::map<std::string, std::set<std::string>> labelled;
   for (const auto& [name, q] : shares.queues) {
+    std::set<std::string>& resources = labelled[name];
     for (const auto& [resource, total] : shares.total.entries()) {
-      set(m.deserved, {{"queue", name}, {"resource", resource}},
-          MetricValue(resource, q.deserved.Get(resource)));
-      set(m.allocated, {{"queue", name}, {"resource", resource}},
-          MetricValue(resource, q.allocated.Get(resource)));
-      set(m.pending, {{"queue", name}, {"resource", resource}},
-          MetricValue(resource, (q.demand - q.allocated).Get(resource)));
+      const std::map<std::string, std::string> labels = {{"queue", name}, {"resource", resource}};
+      m.deserved->Add(labels).Set(MetricValue(resource, q.deserved.Get(resource)));
+      m.allocated->Add(labels).Set(MetricValue(resource, q.allocated.Get(resource)));
+      m.pending->Add(labels).Set(MetricValue(resource, (q.demand - q.allocated).Get(resource)));
+      resources.insert(resource);
     }
-    set(m.share, {{"queue", name}}, q.share);
+    m.share->Add({{"queue", name}}).Set(q.share);
   }
   // Queues (or resources) gone since the last pass leave the metrics.
-  for (std::map<std::string, std::string> labels : m.labelled) {
-    if (labelled.contains(labels)) continue;
-    const std::string family = labels["__family"];
-    labels.erase("__family");
-    for (auto* f : {m.deserved, m.allocated, m.pending, m.share}) {
-      if (f->GetName() == family) f->Remove(&f->Add(labels));
+  for (const auto& [name, resources] : m.labelled) {
+    const auto now = labelled.find(name);
+    for (const std::string& resource : resources) {
+      if (now != labelled.end() && now->second.contains(resource)) continue;
+      for (auto* family : per_resource) {
+        family->Remove(&family->Add({{"queue", name}, {"resource", resource}}));
+      }
     }
+    if (now == labelled.end()) m.share->Remove(&m.share->Add({{"queue", name}}));
   }
   m.labelled = std::move(labelled);
 }
