@@ -1,6 +1,7 @@
 #include "extender/topology_step.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -66,7 +67,9 @@ std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,
   std::vector<topology::LabelledNode> nodes;
   nodes.reserve(view.nodes.size());
   for (const gang::NodeView& n : view.nodes) nodes.push_back({n.name(), &n.node->meta.labels});
-  const std::vector<topology::NetworkDomain> domains = topology::DomainsOf(tiers, nodes);
+  // One list for every gang of the pass; each uses the tiers it may.
+  const auto domains =
+      std::make_shared<const std::vector<NetworkDomain>>(topology::DomainsOf(tiers, nodes));
   for (gang::Gang& g : gangs) {
     if (g.spec.min_member <= 1 || std::ranges::none_of(g.members, gang::AwaitsPlacement)) continue;
     const auto group = groups.find(g.key);
@@ -78,10 +81,8 @@ std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,
       continue;
     }
     const TierChoice& c = std::get<TierChoice>(choice);
-    g.domains.clear();
-    for (const topology::NetworkDomain& d : domains) {
-      if (d.tier <= c.tier) g.domains.push_back({.tier = d.tier, .id = d.id, .nodes = d.nodes});
-    }
+    g.domains = domains;
+    g.domain_tier = c.tier;
     g.domains_required = c.required;
     g.domain_level = tiers.NameOf(c.tier);
   }

@@ -33,7 +33,7 @@ inline constexpr std::string_view kAnnotationNetworkTierPreferred =
     "muster.io/network-tier-preferred";
 inline constexpr std::string_view kWaitBadNetworkTopology = "BadNetworkTopology";
 
-// Fills Gang::domains / domains_required / domain_level of `gangs` whose
+// Fills Gang::domains / domain_tier / domains_required / domain_level of `gangs` whose
 // PodGroup (in `groups`, by gang key) asks for network placement; returns the
 // gangs to hold. The domains come from `view`'s nodes.
 std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,

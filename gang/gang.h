@@ -50,6 +50,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/network_domain.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_group.h"
@@ -114,19 +115,16 @@ struct Gang {
   // The PodGroup's status.phase as last written ("" for none): a gang once
   // Inqueue (or beyond) stays admitted.
   std::string phase;
-  // Network placement (issue #7): the node sets the gang may be packed
-  // into, lowest tier first. The planner tries the domains of the lowest
-  // tier first, the tightest (fewest free GPUs) first within a tier, and
-  // takes the first that holds the whole minimum. Then, unless
-  // `domains_required`, anywhere. Empty: anywhere.
-  struct Domain {
-    int tier = 0;
-    std::string id;
-    std::vector<std::string> nodes;  // sorted
-  };
-  std::vector<Domain> domains;
+  // Network placement (issue #7): the cluster's network domains (shared by
+  // every gang of a pass), of which the gang may use those of tier <=
+  // `domain_tier`. The planner tries the lowest tier first, the tightest
+  // (fewest free GPUs) domain first within a tier, and takes the first that
+  // holds the whole minimum; then, unless `domains_required`, anywhere.
+  // Null: anywhere.
+  std::shared_ptr<const std::vector<NetworkDomain>> domains;
+  int domain_tier = 0;
   bool domains_required = false;
-  std::string domain_level;  // "rack": the highest tier allowed, for messages
+  std::string domain_level;  // "rack": the name of `domain_tier`, for messages
 };
 
 // A node as the planner sees it. A member fits a node when the node is

@@ -975,8 +975,8 @@ TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
 
 Node RackNode(const std::string& name, int64_t gpus) { return GpuNode(name, gpus); }
 
-Gang::Domain Rack(const std::string& id, std::vector<std::string> nodes, int tier = 1) {
-  return Gang::Domain{.tier = tier, .id = id, .nodes = std::move(nodes)};
+NetworkDomain Rack(const std::string& id, std::vector<std::string> nodes, int tier = 1) {
+  return NetworkDomain{.tier = tier, .id = id, .nodes = std::move(nodes)};
 }
 
 std::set<std::string> NodesOf(const GangPlan& plan) {
@@ -994,14 +994,16 @@ TEST(RunPassTest, NetworkDomains) {
                         .Bound(Worker("busy-2", 4), "b1");
   const ClusterView view = MakeView(
       {RackNode("a1", 8), RackNode("a2", 8), RackNode("b1", 8), RackNode("b2", 8)}, {busy});
-  const std::vector<Gang::Domain> racks = {Rack("rack=a", {"a1", "a2"}),
-                                           Rack("rack=b", {"b1", "b2"}),
-                                           Rack("spine", {"a1", "a2", "b1", "b2"}, 2)};
-  auto gang = [&](int members, bool required, std::vector<Gang::Domain> domains) {
+  const std::vector<NetworkDomain> racks = {Rack("rack=a", {"a1", "a2"}),
+                                            Rack("rack=b", {"b1", "b2"}),
+                                            Rack("spine", {"a1", "a2", "b1", "b2"}, 2)};
+  // The gang may use `domains` (the highest tier among them bounds it).
+  auto gang = [&](int members, bool required, std::vector<NetworkDomain> domains) {
     GangBuilder b = MakeGang("g").MinMember(members);
     for (int i = 0; i < members; ++i) b.Pending(Worker("g-" + std::to_string(i), 4));
     Gang g = b;
-    g.domains = std::move(domains);
+    for (const NetworkDomain& d : domains) g.domain_tier = std::max(g.domain_tier, d.tier);
+    g.domains = std::make_shared<const std::vector<NetworkDomain>>(std::move(domains));
     g.domains_required = required;
     g.domain_level = "rack";
     return g;

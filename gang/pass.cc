@@ -212,9 +212,10 @@ int64_t FreeGpus(const ClusterView& view) {
 // tier first, the tightest domain first within a tier; then anywhere unless
 // the domains are required.
 std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view) {
-  if (gang.domains.empty()) return PlanGang(gang, view);
-  std::vector<std::tuple<int, int64_t, const Gang::Domain*, ClusterView>> tries;
-  for (const Gang::Domain& d : gang.domains) {
+  if (!gang.domains) return PlanGang(gang, view);
+  std::vector<std::tuple<int, int64_t, const NetworkDomain*, ClusterView>> tries;
+  for (const NetworkDomain& d : *gang.domains) {
+    if (d.tier > gang.domain_tier) continue;
     ClusterView sub = Restricted(view, d.nodes);
     const int64_t free = FreeGpus(sub);
     tries.emplace_back(d.tier, free, &d, std::move(sub));

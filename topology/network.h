@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/network_domain.h"
+
 namespace muster::topology {
 
 struct NetworkLevel {
@@ -35,11 +37,7 @@ struct NetworkTiers {
   std::string NameOf(int tier) const;
 };
 
-struct NetworkDomain {
-  int tier = 0;
-  std::string id;                  // path-qualified; the node name at tier 0
-  std::vector<std::string> nodes;  // sorted
-};
+using ::muster::NetworkDomain;  // model/network_domain.h
 
 struct LabelledNode {
   std::string name;
