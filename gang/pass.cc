@@ -200,33 +200,32 @@ ClusterView Restricted(const ClusterView& view, const std::vector<std::string>& 
   return out;
 }
 
-int64_t FreeGpus(const ClusterView& view) {
+// The free GPUs of the schedulable `nodes` of `view`.
+int64_t FreeGpus(const ClusterView& view, const std::vector<std::string>& nodes) {
   int64_t gpus = 0;
-  for (const NodeView& node : view.nodes) {
-    if (node.schedulable) gpus += std::max<int64_t>(node.free.gpus(), 0);
+  for (const std::string& name : nodes) {
+    const std::optional<size_t> n = FindNode(view, name);
+    if (n && view.nodes[*n].schedulable) gpus += std::max<int64_t>(view.nodes[*n].free.gpus(), 0);
   }
   return gpus;
 }
 
 // PlanGang within the gang's network domains (Gang::domains): the lowest
 // tier first, the tightest domain first within a tier; then anywhere unless
-// the domains are required.
+// the domains are required. A domain's view is cut only when it is tried.
 std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view) {
   if (!gang.domains) return PlanGang(gang, view);
-  std::vector<std::tuple<int, int64_t, const NetworkDomain*, ClusterView>> tries;
+  std::vector<std::tuple<int, int64_t, const NetworkDomain*>> tries;
   for (const NetworkDomain& d : *gang.domains) {
-    if (d.tier > gang.domain_tier) continue;
-    ClusterView sub = Restricted(view, d.nodes);
-    const int64_t free = FreeGpus(sub);
-    tries.emplace_back(d.tier, free, &d, std::move(sub));
+    if (d.tier <= gang.domain_tier) tries.emplace_back(d.tier, FreeGpus(view, d.nodes), &d);
   }
   std::ranges::stable_sort(tries, [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
   bool fits_some_day = false;
   int32_t placeable = 0;
-  for (const auto& [tier, free, domain, sub] : tries) {
-    std::variant<GangPlan, Wait> decision = PlanGang(gang, sub);
+  for (const auto& [tier, free, domain] : tries) {
+    std::variant<GangPlan, Wait> decision = PlanGang(gang, Restricted(view, domain->nodes));
     if (std::holds_alternative<GangPlan>(decision)) return decision;
     const Wait& wait = std::get<Wait>(decision);
     if (wait.reason == kWaitMembers) return decision;
