@@ -170,8 +170,7 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
       g.queues = it->second.path;
     }
     if (held.contains(g.key) || std::ranges::none_of(g.members, gang::AwaitsPlacement)) continue;
-    const int32_t placed = static_cast<int32_t>(std::ranges::count_if(
-        g.members, [](const gang::Member& m) { return m.state != MemberState::kPending; }));
+    const auto placed = std::ranges::count_if(g.members, gang::CountsPlaced);
     pending.push_back(queue::PendingGang{.key = g.key,
                                          .queue = name,
                                          .priority = g.priority,
