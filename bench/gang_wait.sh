@@ -44,6 +44,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 CLUSTER=$REPO/e2e/cluster/cluster.sh
 PY=$HERE/gang_wait.py
 
@@ -69,11 +71,7 @@ while (($#)); do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-if [[ -z $muster ]]; then
-  for candidate in "$REPO/build-bench/cmd/muster" "$REPO/build/cmd/muster"; do
-    [[ -x $candidate ]] && muster=$candidate && break
-  done
-fi
+[[ -n $muster ]] || muster=$(bench_muster_binary "$REPO")
 [[ " $sides " != *" muster "* || -x $muster ]] || { echo "no muster binary (build it, or pass --muster)" >&2; exit 1; }
 
 log() { printf '[gang-wait] %s\n' "$*" >&2; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static checks for what the e2e tier cannot run here (ctest e2e_lint, label
-# unit): shellcheck over every e2e shell script, tools/demo.sh and the kind
+# unit): shellcheck over every e2e and bench shell script, tools/demo.sh and the kind
 # deployment; every YAML file under e2e/, manifests/ and examples/ parses
 # (PyYAML, else yamllint); plus the structural checks in lint_yaml.py.
 set -euo pipefail
@@ -11,7 +11,7 @@ command -v shellcheck >/dev/null || {
   echo "e2e lint: shellcheck is not installed (tools/install-deps.sh installs it)" >&2
   exit 1
 }
-mapfile -t scripts < <(find e2e -name '*.sh' -type f | sort)
+mapfile -t scripts < <(find e2e bench -name '*.sh' -type f | sort)
 [[ -f tools/demo.sh ]] && scripts+=(tools/demo.sh)
 shellcheck -x "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean"
