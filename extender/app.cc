@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -147,6 +149,17 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
          f.gang.network_tiers = *std::move(parsed.tiers);
          return Status::Ok();
        }},
+      {"gpu-topology-profiles",
+       [](const std::string& v, ExtenderFlags& f) {
+         std::ifstream in(v);
+         if (!in) return FlagError("gpu-topology-profiles", "cannot read \"" + v + "\"");
+         std::stringstream text;
+         text << in.rdbuf();
+         StatusOr<GpuProfiles> profiles = ParseGpuProfiles(text.str());
+         if (!profiles.ok()) return FlagError("gpu-topology-profiles", profiles.status().message());
+         f.gpu_profiles = *std::move(profiles);
+         return Status::Ok();
+       }},
       {"queue-reclaim-cooldown",
        DurationInto("queue-reclaim-cooldown", Duration::zero(),
                     [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.cooldown; })},
@@ -242,7 +255,9 @@ std::string ExtenderUsage() {
          "by\n"
          "                             commas (e.g. "
          "zone=topology.kubernetes.io/zone,rack=net/rack):\n"
-         "                             gangs are packed into the lowest level that holds them\n";
+         "                             gangs are packed into the lowest level that holds them\n"
+         "  --gpu-topology-profiles FILE  GPU topologies by model (JSON, docs/topology.md) for\n"
+         "                             nodes without the muster.io/gpu-topology annotation\n";
 }
 
 namespace {
@@ -327,7 +342,9 @@ void WireWorkloads(kube::Informer<PodGroup>& groups, kube::Informer<Queue>& queu
 
 void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
   size_t nodes = 0, pods = 0, assumed = 0, groups = 0, queues = 0;
+  std::array<size_t, kGpuTopologySources> gpu_nodes{};
   cache.Exclusive([&](ClusterState& state) {
+    gpu_nodes = state.gpu_topology_nodes();
     nodes = state.node_count();
     pods = state.pod_count();
     assumed = state.assumed_count();
@@ -340,6 +357,10 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
   metrics.SetCacheObjects("podgroups", static_cast<int64_t>(groups));
   metrics.SetCacheObjects("queues", static_cast<int64_t>(queues));
   metrics.SetCacheSynced(synced);
+  for (size_t i = 0; i < gpu_nodes.size(); ++i) {
+    metrics.SetGpuTopologyNodes(GpuTopologySourceName(static_cast<GpuTopologySource>(i)),
+                                static_cast<int64_t>(gpu_nodes[i]));
+  }
 }
 
 // Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
@@ -371,7 +392,9 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
     spdlog::error("extender: {}", clients.status().ToString());
     return 1;
   }
-  ClusterCache cache(RealClock());
+  ClusterStateOptions cache_options;
+  cache_options.gpu_profiles = flags.gpu_profiles;
+  ClusterCache cache(RealClock(), std::move(cache_options));
   kube::Informer<Node> nodes(clients->watch.get(), kube::ResourceRef::Core("nodes"),
                              kube::DecodeNode, kube::DecodeNodeList);
   kube::Informer<Pod> pods(clients->watch.get(), kube::ResourceRef::Core("pods"), kube::DecodePod,

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "extender/gang_controller.h"
+#include "extender/gpu_ledger.h"
 #include "extender/pipeline.h"
 #include "extender/server.h"
 #include "model/status.h"
@@ -43,6 +44,9 @@ struct ExtenderFlags {
   int kube_api_burst = 100;
   PolicyConfig policy;
   GangControllerOptions gang;
+  // --gpu-topology-profiles: GPU topologies by model, for nodes without the
+  // muster.io/gpu-topology annotation (read once at start).
+  GpuProfiles gpu_profiles;
   bool help = false;  // --help / -h: print the usage and exit 0
 };
 

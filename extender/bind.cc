@@ -26,10 +26,31 @@ std::string_view MissingField(const kube::ExtenderBindingArgs& args) {
   return "";
 }
 
+// The GPUs the pod takes on the node: the best set of the free ones, or
+// nothing when it asks none or the node's topology is unknown.
+struct GpuPick {
+  GpuMask gpus = 0;
+  std::string_view link;  // VerbReply::gpu_set
+};
+GpuPick PickGpus(const Resources& request, const NodeInfo& node,
+                 const std::optional<Placement>& own) {
+  const int k = GpusRequested(request);
+  if (k == 0) return {};
+  if (node.Gpus().index == nullptr) return {.link = "unchosen"};
+  const GpuMask credit = own.has_value() && own->node == node.name ? own->gpus : 0;
+  const std::optional<topology::GpuChoice> choice =
+      node.Gpus().index->Choose(FreeGpus(node.Gpus(), node.gpu_holds, credit), k);
+  // The count fitted but the ledger has fewer free GPUs: pods bound by
+  // others hold GPUs without naming them. The device plugin decides then.
+  if (!choice) return {.link = "unchosen"};
+  return {.gpus = choice->mask,
+          .link = k == 1 ? "single" : topology::LinkClassName(choice->bottleneck)};
+}
+
 // The Binding to POST: the pod's identity (its uid is a precondition on
 // API servers that check it) and the placement annotations.
 Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed,
-                   const std::string* gang_plan) {
+                   const std::string* gang_plan, const NodeInfo& node, GpuMask gpus) {
   Binding binding;
   binding.meta.name = args.pod_name;
   binding.meta.namespace_ = args.pod_namespace;
@@ -37,6 +58,12 @@ Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& place
   binding.meta.annotations[std::string(kAnnotationNode)] = args.node;
   binding.meta.annotations[std::string(kAnnotationResources)] = placed.ToString();
   if (gang_plan != nullptr) binding.meta.annotations[std::string(kAnnotationGangPlan)] = *gang_plan;
+  if (gpus != 0) {
+    binding.meta.annotations[std::string(kAnnotationGpuIds)] = FormatGpuIds(gpus);
+    if (std::string uuids = FormatGpuUuids(gpus, *node.Gpus().uuids); !uuids.empty()) {
+      binding.meta.annotations[std::string(kAnnotationGpuUuids)] = std::move(uuids);
+    }
+  }
   binding.target_node = args.node;
   return binding;
 }
@@ -123,7 +150,11 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
   plan.action = BindAction::kPost;
   plan.code = kReasonBindPost;
   plan.outcome = ReplyOutcome::kOk;
-  plan.binding = BindingFor(args, demand.request, pod->group.empty() ? nullptr : gang_plan);
+  const GpuPick gpus = PickGpus(pod->request, *node, own);
+  plan.gpus = gpus.gpus;
+  plan.gpu_set = gpus.link;
+  plan.binding =
+      BindingFor(args, demand.request, pod->group.empty() ? nullptr : gang_plan, *node, gpus.gpus);
   return plan;
 }
 
@@ -142,7 +173,7 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
   if (plan.action != BindAction::kPost) return plan;
   // reserve: the whole request counts on the node from now on, until the
   // bound pod is seen (or FinishBind releases it).
-  plan.assumed = state.Assume(args.pod_uid, args.node, pod->request);
+  plan.assumed = state.Assume(args.pod_uid, args.node, pod->request, std::nullopt, plan.gpus);
   return plan;
 }
 
@@ -196,7 +227,8 @@ VerbReply Pipeline::FinishBind(const BindPlan& plan, const Status& post) const {
   if (post.ok() || AlreadyAssignedTo(post, plan.args.node)) {
     // Never success without a Binding: either ours, or an earlier attempt's.
     return VerbReply{.body = kube::EncodeExtenderBindingResult({}),
-                     .decisions = {{kReasonBound, 1}}};
+                     .decisions = {{kReasonBound, 1}},
+                     .gpu_set = plan.gpu_set};
   }
   if (BindPostSurelyFailed(post)) {
     cluster_->Exclusive(

@@ -1,5 +1,7 @@
 #include "extender/cluster_state.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -20,6 +22,20 @@ std::string GroupKeyOf(const Pod& pod) {
   return group.empty() ? group : ObjectKey(pod.meta.namespace_, group);
 }
 
+// The GPUs a bound pod's muster.io/gpu-ids names; 0 when it names none or
+// cannot be read (the pod then holds a count of GPUs, not which).
+GpuMask GpusOf(const Pod& pod) {
+  if (pod.spec.node_name.empty()) return 0;
+  auto it = pod.meta.annotations.find(std::string(kAnnotationGpuIds));
+  if (it == pod.meta.annotations.end()) return 0;
+  StatusOr<GpuMask> gpus = ParseGpuIds(it->second);
+  if (!gpus.ok()) {
+    spdlog::warn("pod {}: {}", pod.meta.Key(), gpus.status().message());
+    return 0;
+  }
+  return *gpus;
+}
+
 PodRecord RecordOf(const Pod& pod) {
   return PodRecord{.namespace_ = pod.meta.namespace_,
                    .name = pod.meta.name,
@@ -27,14 +43,15 @@ PodRecord RecordOf(const Pod& pod) {
                    .request = pod.EffectiveRequest(),
                    .terminal = pod.IsTerminal(),
                    .terminating = pod.meta.deletion_timestamp.has_value(),
-                   .group = GroupKeyOf(pod)};
+                   .group = GroupKeyOf(pod),
+                   .gpus = GpusOf(pod)};
 }
 
 // True when the two records hold the same resources on the same node.
 bool SameContribution(const PodRecord& a, const PodRecord& b) {
   if (a.Counts() != b.Counts()) return false;
   if (!a.Counts()) return true;
-  return a.node_name == b.node_name && a.request == b.request;
+  return a.node_name == b.node_name && a.request == b.request && a.gpus == b.gpus;
 }
 
 // The indexed resources: the first kMaxIndexedResources distinct non-empty names.
@@ -86,7 +103,7 @@ class NodeInfoPool {
  public:
   // A cache-line multiple, at least the control block with its NodeInfo
   // (checked by PoolAllocator).
-  static constexpr size_t kBlockBytes = 256;
+  static constexpr size_t kBlockBytes = 320;
   static constexpr size_t kBlocksPerSlab = 256;
 
   static NodeInfoPool& Get() {
@@ -258,7 +275,8 @@ ClusterState::ClusterState(const Clock& clock, ClusterStateOptions options)
       indexed_resources_(std::make_shared<const std::vector<std::string>>(
           IndexedResources(options_.indexed_resources))),
       slots_(std::make_shared<Slots>()),
-      index_(std::make_shared<Index>()) {}
+      index_(std::make_shared<Index>()),
+      gpu_topologies_(options_.gpu_profiles) {}
 
 // ---- node table ----
 
@@ -330,7 +348,7 @@ void ClusterState::FreeSlotIfEmpty(uint32_t slot) {
 }
 
 void ClusterState::Account(std::string_view node, const Resources& resources, int sign,
-                           bool assumed) {
+                           bool assumed, GpuMask gpus) {
   ChangeNode(SlotOrCreate(node), [&](NodeInfo& info) {
     if (sign > 0) {
       info.allocated += resources;
@@ -338,7 +356,20 @@ void ClusterState::Account(std::string_view node, const Resources& resources, in
       info.allocated -= resources;
     }
     (assumed ? info.assumed_pods : info.bound_pods) += sign;
+    info.gpu_holds.Add(gpus, sign);
   });
+}
+
+void ClusterState::ResolveGpus(const NodeInfo& before, NodeInfo& info) {
+  if (before.known() && GpuTopologies::SameInputs(*before.node, *info.node)) return;
+  if (before.known()) --gpu_topology_nodes_[static_cast<size_t>(before.Gpus().source)];
+  auto gpus = std::make_shared<const NodeGpus>(gpu_topologies_.Resolve(*info.node));
+  ++gpu_topology_nodes_[static_cast<size_t>(gpus->source)];
+  if (gpus->source == GpuTopologySource::kInvalid) {
+    spdlog::warn("node {}: GPU topology unknown, GPUs are counted but not chosen: {}", info.name,
+                 gpus->problem);
+  }
+  info.gpus = gpus->source == GpuTopologySource::kNone ? nullptr : std::move(gpus);
 }
 
 // ---- events ----
@@ -347,9 +378,11 @@ void ClusterState::UpsertNode(Node node) {
   const uint32_t slot = SlotOrCreate(node.meta.name);
   auto shared = std::make_shared<const Node>(std::move(node));
   ChangeNode(slot, [&](NodeInfo& info) {
+    const NodeInfo before = info;
     if (!info.known()) ++known_nodes_;
     info.allocatable = shared->allocatable;
     info.node = std::move(shared);
+    ResolveGpus(before, info);
   });
 }
 
@@ -360,6 +393,8 @@ void ClusterState::DeleteNode(std::string_view name) {
   ChangeNode(slot, [&](NodeInfo& info) {
     info.node = nullptr;
     info.allocatable = Resources();
+    --gpu_topology_nodes_[static_cast<size_t>(info.Gpus().source)];
+    info.gpus = nullptr;
     --known_nodes_;
   });
 }
@@ -371,9 +406,9 @@ void ClusterState::UpsertPod(const Pod& pod) {
   PodRecord& current = it->second;
   if (inserted || !SameContribution(current, next)) {
     if (!inserted && current.Counts()) {
-      Account(current.node_name, WithPodSlot(current.request), -1, false);
+      Account(current.node_name, WithPodSlot(current.request), -1, false, current.gpus);
     }
-    if (next.Counts()) Account(next.node_name, WithPodSlot(next.request), +1, false);
+    if (next.Counts()) Account(next.node_name, WithPodSlot(next.request), +1, false, next.gpus);
   }
   const bool changed = inserted || current != next;
   const std::string old_group = inserted ? std::string() : current.group;
@@ -389,7 +424,7 @@ void ClusterState::DeletePod(std::string_view uid) {
   auto it = pods_.find(uid);
   if (it != pods_.end()) {
     if (it->second.Counts()) {
-      Account(it->second.node_name, WithPodSlot(it->second.request), -1, false);
+      Account(it->second.node_name, WithPodSlot(it->second.request), -1, false, it->second.gpus);
     }
     if (!it->second.group.empty()) UnindexGangPod(uid, it->second.group);
     pods_.erase(it);
@@ -431,7 +466,8 @@ const std::string* ClusterState::GangPlanOf(std::string_view group) const {
 // ---- reservations ----
 
 AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view node,
-                                  const Resources& request, std::optional<Duration> ttl) {
+                                  const Resources& request, std::optional<Duration> ttl,
+                                  GpuMask gpus) {
   ExpireAssumed();
   if (const PodRecord* pod = FindPod(pod_uid); pod != nullptr && pod->Counts()) {
     return pod->node_name == node ? AssumeResult::kAlreadyBound : AssumeResult::kBoundElsewhere;
@@ -443,8 +479,9 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
   }
   Assumption assumption{.node = std::string(node),
                         .resources = WithPodSlot(request),
-                        .expires = clock_.Now() + ttl.value_or(options_.assume_ttl)};
-  Account(node, assumption.resources, +1, true);
+                        .expires = clock_.Now() + ttl.value_or(options_.assume_ttl),
+                        .gpus = gpus};
+  Account(node, assumption.resources, +1, true, gpus);
   expiry_.emplace(assumption.expires, std::string(pod_uid));
   assumed_.emplace(std::string(pod_uid), std::move(assumption));
   return result;
@@ -453,7 +490,7 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
 void ClusterState::DropAssumption(std::string_view uid) {
   auto it = assumed_.find(uid);
   if (it == assumed_.end()) return;
-  Account(it->second.node, it->second.resources, -1, true);
+  Account(it->second.node, it->second.resources, -1, true, it->second.gpus);
   expiry_.erase({it->second.expires, it->first});
   assumed_.erase(it);
 }
@@ -507,10 +544,14 @@ const PodRecord* ClusterState::FindPod(std::string_view uid) const {
 
 std::optional<Placement> ClusterState::PlacementOf(std::string_view uid) const {
   if (auto it = assumed_.find(uid); it != assumed_.end()) {
-    return Placement{.node = it->second.node, .resources = it->second.resources, .assumed = true};
+    return Placement{.node = it->second.node,
+                     .resources = it->second.resources,
+                     .assumed = true,
+                     .gpus = it->second.gpus};
   }
   if (const PodRecord* pod = FindPod(uid); pod != nullptr && pod->Counts()) {
-    return Placement{.node = pod->node_name, .resources = WithPodSlot(pod->request)};
+    return Placement{
+        .node = pod->node_name, .resources = WithPodSlot(pod->request), .gpus = pod->gpus};
   }
   return std::nullopt;
 }
@@ -520,6 +561,7 @@ Status ClusterState::CheckAccounting() const {
     Resources allocated;
     int32_t bound = 0;
     int32_t assumed = 0;
+    GpuHolds gpus;
   };
   std::map<std::string, Expected> expected;
   for (const auto& [uid, pod] : pods_) {
@@ -527,11 +569,13 @@ Status ClusterState::CheckAccounting() const {
     Expected& e = expected[pod.node_name];
     e.allocated += WithPodSlot(pod.request);
     ++e.bound;
+    e.gpus.Add(pod.gpus, +1);
   }
   for (const auto& [uid, a] : assumed_) {
     Expected& e = expected[a.node];
     e.allocated += a.resources;
     ++e.assumed;
+    e.gpus.Add(a.gpus, +1);
   }
   size_t entries = 0;
   for (const auto& slot : *slots_) {
@@ -543,6 +587,11 @@ Status ClusterState::CheckAccounting() const {
     if (refreshed.indexed_allocatable != slot->indexed_allocatable ||
         refreshed.indexed_allocated != slot->indexed_allocated) {
       return InternalError("node " + slot->name + ": indexed amounts out of step");
+    }
+    if (slot->gpu_holds.count != e.gpus.count) {
+      return InternalError("node " + slot->name + ": GPUs held " +
+                           FormatGpuIds(slot->gpu_holds.Held()) + ", recomputed " +
+                           FormatGpuIds(e.gpus.Held()));
     }
     if (!(slot->allocated == e.allocated) || slot->bound_pods != e.bound ||
         slot->assumed_pods != e.assumed) {

@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/gpu_ledger.h"
 #include "extender/workload_index.h"
 #include "model/clock.h"
 #include "model/node.h"
@@ -138,8 +139,16 @@ struct alignas(64) NodeInfo {
   Resources allocated;
   int32_t bound_pods = 0;    // bound, non-terminal pods counted
   int32_t assumed_pods = 0;  // assumed placements counted
+  // The node's GPU topology (gpu_ledger.h; null: none known) and which GPUs
+  // the counted pods and placements hold, by their muster.io/gpu-ids.
+  std::shared_ptr<const NodeGpus> gpus;
+  GpuHolds gpu_holds;
 
   bool known() const { return node != nullptr; }
+  const NodeGpus& Gpus() const {
+    static const NodeGpus kNone;
+    return gpus != nullptr ? *gpus : kNone;
+  }
   // allocatable - allocated for `resource`; negative when over-committed
   // (pods bound by someone else than muster).
   int64_t Free(std::string_view resource) const {
@@ -224,6 +233,7 @@ struct Placement {
   std::string node;
   Resources resources;   // what it holds there, "pods": 1 included
   bool assumed = false;  // a reservation by Assume(), the bound pod not yet seen
+  GpuMask gpus = 0;      // the GPUs it holds there, when known
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
@@ -236,6 +246,7 @@ struct PodRecord {
   bool terminal = false;     // Succeeded or Failed: holds nothing any more
   bool terminating = false;  // deletionTimestamp set: still holds its resources
   std::string group;         // "namespace/podgroup" of a gang member, "" otherwise
+  GpuMask gpus = 0;          // its muster.io/gpu-ids (0: none, or unreadable)
 
   // True when the pod's request counts on node_name.
   bool Counts() const { return !node_name.empty() && !terminal; }
@@ -322,6 +333,9 @@ struct ClusterStateOptions {
   // kMaxIndexedResources are indexed (the first ones); duplicates and ""
   // are ignored.
   std::vector<std::string> indexed_resources = {std::string(kNvidiaGpu)};
+  // GPU topologies of nodes without the muster.io/gpu-topology annotation,
+  // by GPU model (gpu_ledger.h).
+  GpuProfiles gpu_profiles;
 };
 
 class ClusterState {
@@ -363,8 +377,10 @@ class ClusterState {
   // bound, terminal or deleted, Forget()-ten or expired `ttl` (default
   // ClusterStateOptions::assume_ttl) after this call. Expires stale
   // placements first. REQUIRES: pod_uid and node non-empty.
+  // `gpus`: the GPUs of the node it takes (bind's choice), 0 when none or
+  // not chosen.
   AssumeResult Assume(std::string_view pod_uid, std::string_view node, const Resources& request,
-                      std::optional<Duration> ttl = std::nullopt);
+                      std::optional<Duration> ttl = std::nullopt, GpuMask gpus = 0);
   // Drops the pod's assumed placement; with `only_on_node` set, only if it is
   // on that node (a later bind may have moved it). True when one was dropped.
   bool Forget(std::string_view pod_uid, std::string_view only_on_node = {});
@@ -383,10 +399,15 @@ class ClusterState {
   size_t pod_count() const { return pods_.size(); }
   size_t assumed_count() const { return assumed_.size(); }
   uint64_t generation() const { return generation_; }
+  // Known nodes by where their GPU topology came from (GpuTopologySource).
+  const std::array<size_t, kGpuTopologySources>& gpu_topology_nodes() const {
+    return gpu_topology_nodes_;
+  }
 
   // Recomputes every node's allocation from the pods and placements and
-  // compares it with the incremental accounting. O(pods + nodes): for tests
-  // and debugging. Internal (naming the first node that differs) on mismatch.
+  // compares it with the incremental accounting (GPU holds included).
+  // O(pods + nodes): for tests and debugging. Internal (naming the first node that differs) on
+  // mismatch.
   Status CheckAccounting() const;
 
  private:
@@ -396,6 +417,7 @@ class ClusterState {
     std::string node;
     Resources resources;  // "pods": 1 included
     Time expires;
+    GpuMask gpus = 0;
   };
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
 
@@ -413,7 +435,10 @@ class ClusterState {
   // A copy of `from`, allocated where NodeInfos live (cluster_state.cc).
   static std::shared_ptr<NodeInfo> NewNodeInfo(const NodeInfo& from);
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
-  void Account(std::string_view node, const Resources& resources, int sign, bool assumed);
+  void Account(std::string_view node, const Resources& resources, int sign, bool assumed,
+               GpuMask gpus);
+  // Resolves the node's GPU topology when what it is read from changed.
+  void ResolveGpus(const NodeInfo& before, NodeInfo& info);
   void DropAssumption(std::string_view uid);
   void IndexGangPod(const Pod& pod, const std::string& old_group);
   void UnindexGangPod(std::string_view uid, const std::string& group);
@@ -435,6 +460,8 @@ class ClusterState {
   std::map<std::string, GangPods, std::less<>> gang_pods_;
   uint64_t gang_generation_ = 0;
   std::map<std::string, std::string, std::less<>> gang_plans_;
+  GpuTopologies gpu_topologies_;
+  std::array<size_t, kGpuTopologySources> gpu_topology_nodes_{};
 };
 
 // How the verb pipeline reaches the cluster state. ClusterCache implements it

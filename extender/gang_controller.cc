@@ -275,8 +275,11 @@ void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) 
     Resources free = info.allocatable - info.allocated;
     if (schedulable) in.free += free.ClampedAtZero();
     if (with_view) {
-      in.view.nodes.push_back(
-          gang::NodeView{.node = info.node, .free = std::move(free), .schedulable = schedulable});
+      in.view.nodes.push_back(gang::NodeView{.node = info.node,
+                                             .free = std::move(free),
+                                             .schedulable = schedulable,
+                                             .gpu_layout = info.Gpus().layout,
+                                             .free_gpus = FreeGpus(info.Gpus(), info.gpu_holds)});
     }
   });
   std::sort(in.view.nodes.begin(), in.view.nodes.end(),
@@ -408,7 +411,7 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
     // in-tree filter muster does not model, say) are not sent back at once.
     if (Contains(result.expired, plan.key) || !StillFits(state, plan)) continue;
     for (const gang::Assignment& a : plan.reserve) {
-      state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl);
+      state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl, a.gpus);
     }
     state.SetGangPlan(plan.key, PlacementJson(plan, inputs.groups.at(plan.key)));
     applied.push_back(plan.key);

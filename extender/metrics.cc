@@ -93,6 +93,24 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
     cache_objects_[kind] = &cache_objects.Add({{"kind", Str(kind)}});
   }
   cache_synced_ = &cache_synced.Add({});
+  auto& gpu_sets = prometheus::BuildCounter()
+                       .Name("muster_gpu_sets_total")
+                       .Help(
+                           "Pods bound with GPUs, by the weakest link inside the GPU set chosen "
+                           "(single: one GPU; unchosen: the node's topology is unknown).")
+                       .Register(*registry_);
+  for (std::string_view link : WithOther(kGpuSetLinks)) {
+    gpu_sets_[link] = &gpu_sets.Add({{"link", Str(link)}});
+  }
+  auto& gpu_nodes = prometheus::BuildGauge()
+                        .Name("muster_gpu_topology_nodes")
+                        .Help(
+                            "Nodes by the source of their GPU topology (invalid: an unreadable "
+                            "muster.io/gpu-topology annotation; see the extender log).")
+                        .Register(*registry_);
+  for (std::string_view source : WithOther(kGpuTopologySourceNames)) {
+    gpu_topology_nodes_[source] = &gpu_nodes.Add({{"source", Str(source)}});
+  }
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -120,6 +138,14 @@ void ExtenderMetrics::SetCacheObjects(std::string_view kind, int64_t count) {
 }
 
 void ExtenderMetrics::SetCacheSynced(bool synced) { cache_synced_->Set(synced ? 1 : 0); }
+
+void ExtenderMetrics::CountGpuSet(std::string_view link) {
+  gpu_sets_.at(Bounded(kGpuSetLinks, link))->Increment();
+}
+
+void ExtenderMetrics::SetGpuTopologyNodes(std::string_view source, int64_t count) {
+  gpu_topology_nodes_.at(Bounded(kGpuTopologySourceNames, source))->Set(static_cast<double>(count));
+}
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {
   const prometheus::ClientMetric m = durations_.at(Bounded(kVerbs, verb))->Collect();

@@ -6,6 +6,11 @@
 //   muster_extender_bind_failures_total{reason}          counter
 //   muster_extender_cache_objects{kind}                  gauge
 //   muster_extender_cache_synced                         gauge, 0 or 1
+//   muster_gpu_sets_total{link}                          counter: pods bound with GPUs,
+//                                                          by the weakest link of their set
+//   muster_gpu_topology_nodes{source}                    gauge: nodes by where their GPU
+//                                                          topology came from ("invalid":
+//                                                          unreadable, GPUs not chosen)
 //
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
@@ -40,6 +45,11 @@ inline constexpr std::array<std::string_view, 4> kVerbs = {"filter", "prioritize
                                                            "preempt"};
 inline constexpr std::array<std::string_view, 5> kCacheKinds = {"nodes", "pods", "assumed",
                                                                 "podgroups", "queues"};
+// topology::LinkClassName values, "single" (one GPU) and "unchosen".
+inline constexpr std::array<std::string_view, 7> kGpuSetLinks = {
+    "nvlink", "pcie-switch", "pcie-host", "numa", "sys", "single", "unchosen"};
+inline constexpr std::array<std::string_view, 4> kGpuTopologySourceNames = {"none", "annotation",
+                                                                            "profile", "invalid"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
@@ -58,6 +68,9 @@ class ExtenderMetrics {
   void CountBindFailure(std::string_view reason);
   void SetCacheObjects(std::string_view kind, int64_t count);
   void SetCacheSynced(bool synced);
+  // A pod bound with GPUs (VerbReply::gpu_set).
+  void CountGpuSet(std::string_view link);
+  void SetGpuTopologyNodes(std::string_view source, int64_t count);
 
   // Where other parts of the extender (the gang controller) register their
   // metrics, so /metrics serves them too.
@@ -86,6 +99,8 @@ class ExtenderMetrics {
   std::map<std::string_view, prometheus::Counter*> bind_failures_;
   std::map<std::string_view, prometheus::Gauge*> cache_objects_;
   prometheus::Gauge* cache_synced_ = nullptr;
+  std::map<std::string_view, prometheus::Counter*> gpu_sets_;
+  std::map<std::string_view, prometheus::Gauge*> gpu_topology_nodes_;
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).

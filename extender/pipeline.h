@@ -147,6 +147,10 @@ struct VerbReply {
   std::string body;
   ReplyOutcome outcome = ReplyOutcome::kOk;
   DecisionCounts decisions;
+  // bind, when a pod was bound with GPUs: the weakest link of the GPU set
+  // chosen (topology::LinkClassName, "single" for one GPU) or "unchosen"
+  // (the node's topology unknown). Empty otherwise.
+  std::string_view gpu_set;
 };
 
 // ---------------------------------------------------------------------------
@@ -274,6 +278,17 @@ Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node);
 // the node's share used after placement (binpack) or left free (spread).
 int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy);
 
+// GPU score, for a demand of whole GPUs (otherwise `scores` unchanged): the
+// score of every node of `nodes` (null: unknown) whose topology is known and
+// whose free GPUs hold the request is replaced by how good its best set is
+// against the best any of them offers (0-2 when its weakest link is weaker)
+// and, among the best, fullest first, then breaking the fewest free GPU
+// groups: fragmentation-aware binpack, whatever the ScoreStrategy. Nodes of
+// unknown topology keep their ScoreNode. REQUIRES: scores.size() == nodes.size().
+std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
+                                   const std::vector<const NodeInfo*>& nodes,
+                                   std::vector<int64_t> scores);
+
 // ---------------------------------------------------------------------------
 // preempt.cc
 
@@ -317,11 +332,16 @@ struct BindPlan {
   std::string_view code = kReasonBadRequest;
   ReplyOutcome outcome = ReplyOutcome::kBadRequest;
   std::optional<AssumeResult> assumed;  // kPost: what the reservation did
+  GpuMask gpus = 0;                     // kPost: the GPUs chosen on the node (0: none)
+  std::string_view gpu_set;             // kPost: as VerbReply::gpu_set
 };
 
 // plan: the pure decision for one bind request, given what the cache knows
 // of the pod (null: unknown) and of the node (null: unknown) and where the
-// pod already holds resources. Does not reserve. A gang member (pod->group
+// pod already holds resources. Does not reserve. A pod asking whole GPUs of a
+// node whose topology is known gets the best set of its free GPUs
+// (topology::TopologyIndex::Choose), named in the Binding's annotations
+// muster.io/gpu-ids and muster.io/gpu-uuids. A gang member (pod->group
 // set, `group` its PodGroup or null) is bound only onto its reservation,
 // unless its PodGroup has minMember <= 1: a bind elsewhere would start a
 // partial gang.

@@ -1,6 +1,7 @@
 // POST {prefix}/prioritize: how much muster prefers each node kube-scheduler
 // sent (0-10; kube-scheduler multiplies by the extender weight and by 10).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -26,7 +27,63 @@ VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64
           {.hosts = candidates.names, .scores = scores, .plain_hosts = candidates.plain_names})};
 }
 
+// What a GPU pod would get on one candidate whose topology is known.
+struct GpuFit {
+  topology::LinkClass link = topology::LinkClass::kUnknown;  // kUnknown: not scored by GPUs
+  int free_after = 0;  // the node's free GPUs once the pod is there
+  int damage = 0;      // how much the leftover score drops (0: no free group broken)
+  auto Key() const { return std::pair(free_after, damage); }  // lower is better
+};
+
+GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node) {
+  if (node == nullptr || !node->known() || node->Gpus().index == nullptr) return {};
+  if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
+  const topology::TopologyIndex& index = *node->Gpus().index;
+  const GpuMask credit =
+      demand.own.has_value() && demand.own->node == node->name ? demand.own->gpus : 0;
+  const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, credit);
+  const std::optional<topology::GpuChoice> choice = index.Choose(free, k);
+  if (!choice) return {};
+  return GpuFit{.link = choice->bottleneck,
+                .free_after = std::popcount(free) - k,
+                .damage = index.Leftover(free) - choice->leftover};
+}
+
 }  // namespace
+
+std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
+                                   const std::vector<const NodeInfo*>& nodes,
+                                   std::vector<int64_t> scores) {
+  const int k = GpusRequested(demand.request);
+  if (k == 0) return scores;
+  std::vector<GpuFit> fits(nodes.size());
+  topology::LinkClass best = topology::LinkClass::kUnknown;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    fits[i] = FitGpus(demand, k, nodes[i]);
+    best = std::max(best, fits[i].link);
+  }
+  // Among the nodes offering the best link: the fullest after first
+  // (binpack: whole nodes and islands stay free for big requests), then the
+  // one whose free groups the set breaks least; 10, 9, ... by rank, at
+  // least 4. A weaker link scores 0-2 however full the node.
+  std::vector<std::pair<int, int>> keys;
+  for (const GpuFit& fit : fits) {
+    if (fit.link == best) keys.push_back(fit.Key());
+  }
+  std::ranges::sort(keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const GpuFit& fit = fits[i];
+    if (fit.link == topology::LinkClass::kUnknown) continue;
+    if (fit.link != best) {
+      scores[i] = std::max(0, 3 - (static_cast<int>(best) - static_cast<int>(fit.link)));
+      continue;
+    }
+    const auto rank = std::ranges::lower_bound(keys, fit.Key()) - keys.begin();
+    scores[i] = std::max<int64_t>(4, kube::kMaxExtenderPriority - rank);
+  }
+  return scores;
+}
 
 int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy) {
   if (node == nullptr || !node->known() || demand.request.empty()) return 0;
@@ -62,9 +119,13 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   }
   // score: every candidate against the cache.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
+  std::vector<const NodeInfo*> nodes(candidates.names.size());
   snapshot.FindEach(candidates.names, [&](size_t i, const NodeInfo* node) {
     scores[i] = ScoreNode(demand, node, config_.score_strategy);
+    nodes[i] = node;
   });
+  // GPU pods: on nodes whose topology is known, the GPU set decides.
+  scores = ScoreGpuNodes(demand, nodes, std::move(scores));
   // encode: one HostPriority per name sent, in the order sent.
   return EncodePriorities(candidates, scores);
 }

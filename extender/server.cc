@@ -364,6 +364,7 @@ void Server::HandleVerb(std::string_view verb, const std::string& body, int* sta
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   deps_.metrics->ObserveRequest(verb, r.outcome, took.count());
   deps_.metrics->CountDecisions(verb, r.decisions);
+  if (!r.gpu_set.empty()) deps_.metrics->CountGpuSet(r.gpu_set);
   if (verb == "bind" && r.outcome != ReplyOutcome::kOk) {
     for (const auto& [reason, count] : r.decisions) deps_.metrics->CountBindFailure(reason);
   }

@@ -133,10 +133,32 @@ struct Gang {
 // positive entry of the pod's EffectiveRequest() (plus pods=1) is <= free
 // (a resource absent from free is 0 free). node->allocatable is what an
 // empty node would offer: it decides kWaitNeverFits.
+//
+// When a node's GPU layout is known, the planner also places members by the
+// GPU set they would get there (GpuLayout): the best link first, then the
+// usual best fit.
+struct GpuPick {
+  uint32_t gpus = 0;  // bit i: GPU i
+  int link = 0;       // the set's weakest link; higher is better, 0 unknown
+  int damage = 0;     // how much the free GPUs left lose; lower is better
+  friend bool operator==(const GpuPick&, const GpuPick&) = default;
+};
+// The GPUs of a node model as the topology layer sees them (the extender
+// adapts topology::TopologyIndex): gang/ knows nothing of links.
+// Thread-safety: implementations are immutable and shared.
+class GpuLayout {
+ public:
+  virtual ~GpuLayout() = default;
+  // The best k of the GPUs in `free`; nothing when fewer than k are usable.
+  virtual std::optional<GpuPick> Pick(uint32_t free, int k) const = 0;
+};
+
 struct NodeView {
-  std::shared_ptr<const Node> node;  // never null: name, labels, taints
-  Resources free;                    // allocatable minus everything counted (may be < 0)
-  bool schedulable = true;           // Ready and not cordoned
+  std::shared_ptr<const Node> node;             // never null: name, labels, taints
+  Resources free;                               // allocatable minus everything counted (may be < 0)
+  bool schedulable = true;                      // Ready and not cordoned
+  std::shared_ptr<const GpuLayout> gpu_layout;  // null: GPUs counted only
+  uint32_t free_gpus = 0;                       // with gpu_layout: which GPUs are free
   const std::string& name() const { return node->meta.name; }
 };
 
@@ -205,6 +227,7 @@ struct Assignment {
   std::string pod_uid;
   std::string pod_name;
   std::string node;
+  uint32_t gpus = 0;  // the GPUs planned on the node (0: not chosen)
   friend bool operator==(const Assignment&, const Assignment&) = default;
 };
 

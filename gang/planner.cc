@@ -64,6 +64,7 @@ struct Slot {
   std::vector<int64_t> request;  // per resource in Greedy::dims_
   std::vector<char> admits;      // per node: NodeAdmits
   std::optional<size_t> node;    // where the greedy put it
+  uint32_t gpus = 0;             // which GPUs of it, when its layout is known
   bool failed = false;           // fitted no node; final, as free only shrinks
   Pick picked = Pick::kNo;
 };
@@ -101,6 +102,9 @@ class Greedy {
   bool TryPlace(Slot& slot);
   bool Fits(const Slot& slot, size_t node) const;
   std::optional<size_t> ChooseNode(const Slot& slot) const;
+  // The member's GPU set on the node; nothing when the layout is unknown or
+  // the member asks no GPU. Memoised: nodes of one model share layouts.
+  std::optional<GpuPick> PickGpus(const Slot& slot, size_t node) const;
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
 
@@ -110,10 +114,12 @@ class Greedy {
   size_t cpu_ = 0;                          // index of cpu in dims_
   size_t gpu_ = 0;                          // index of nvidia.com/gpu in dims_
   std::vector<std::vector<int64_t>> free_;  // [node][dim]
+  std::vector<uint32_t> free_gpus_;         // [node]: NodeView::free_gpus, as members take them
   std::vector<char> used_;                  // nodes holding a member of the gang
-  std::vector<Slot> slots_;                 // largest first
-  std::vector<size_t> smallest_first_;      // indices into slots_
-  int32_t placed_before_ = 0;               // bound, finished or reserved
+  mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
+  std::vector<Slot> slots_;             // largest first
+  std::vector<size_t> smallest_first_;  // indices into slots_
+  int32_t placed_before_ = 0;           // bound, finished or reserved
   std::map<std::string, int32_t> placed_by_task_;
   std::map<std::string, int32_t> task_need_;  // pending members each task still needs
   int32_t member_need_ = 0;                   // beyond the task needs, for minMember
@@ -182,10 +188,13 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
 
 void Greedy::InitFree(bool empty_cluster) {
   free_.assign(view_.nodes.size(), std::vector<int64_t>(dims_.size()));
+  free_gpus_.assign(view_.nodes.size(), 0);
   used_.assign(view_.nodes.size(), 0);
   for (size_t n = 0; n < view_.nodes.size(); ++n) {
     const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
     for (size_t d = 0; d < dims_.size(); ++d) free_[n][d] = base.Get(dims_[d]);
+    // An empty cluster only asks whether counts ever fit: no GPU sets then.
+    if (!empty_cluster) free_gpus_[n] = view_.nodes[n].free_gpus;
   }
   for (const Member& m : gang_.members) {
     if (!HoldsNode(m)) continue;
@@ -277,6 +286,10 @@ bool Greedy::TryPlace(Slot& slot) {
     return false;
   }
   for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
+  if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
+    slot.gpus = pick->gpus;
+    free_gpus_[*n] &= ~pick->gpus;
+  }
   used_[*n] = 1;
   slot.node = n;
   return true;
@@ -291,13 +304,29 @@ bool Greedy::Fits(const Slot& slot, size_t node) const {
   return true;
 }
 
-// The hint (a persisted plan) first; then nodes the gang already uses, to
-// keep it close; then best fit: fewest GPUs left, then least cpu left, so
-// whole free nodes stay whole for the next big member.
+std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
+  const GpuLayout* layout = view_.nodes[node].gpu_layout.get();
+  const int64_t k = slot.request[gpu_];
+  if (layout == nullptr || k <= 0) return std::nullopt;
+  const auto key = std::tuple(layout, free_gpus_[node], k);
+  auto it = picks_.find(key);
+  if (it == picks_.end()) {
+    it = picks_.emplace(key, layout->Pick(free_gpus_[node], static_cast<int>(k))).first;
+  }
+  return it->second;
+}
+
+// The hint (a persisted plan) first; then the best GPU set (its weakest
+// link: a member's all-reduce runs at that speed); then nodes the gang
+// already uses, to keep it close; then best fit: fewest GPUs left, the free
+// GPU groups broken least, least cpu left, so whole free nodes and NVLink
+// islands stay whole for the next big member.
 std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
   const auto rank = [&](size_t n) {
-    return std::tuple(used_[n] ? 0 : 1, free_[n][gpu_] - slot.request[gpu_],
-                      free_[n][cpu_] - slot.request[cpu_], std::string_view(view_.nodes[n].name()));
+    const GpuPick pick = PickGpus(slot, n).value_or(GpuPick{});
+    return std::tuple(-pick.link, used_[n] ? 0 : 1, free_[n][gpu_] - slot.request[gpu_],
+                      pick.damage, free_[n][cpu_] - slot.request[cpu_],
+                      std::string_view(view_.nodes[n].name()));
   };
   std::optional<size_t> best;
   for (size_t n = 0; n < view_.nodes.size(); ++n) {
@@ -383,8 +412,9 @@ void SortByPodName(std::vector<Assignment>& list) {
 GangPlan Greedy::Plan() const {
   GangPlan plan{.key = gang_.key};
   for (const Slot& slot : slots_) {
-    if (slot.node)
-      plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
+    if (!slot.node) continue;
+    plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
+    plan.reserve.back().gpus = slot.gpus;
   }
   plan.placement = plan.reserve;
   for (const Member& m : gang_.members) {

@@ -64,8 +64,12 @@ class TopologyIndex {
   // fewer than k): what "the best link class the node could offer" means.
   LinkClass BestClass(GpuMask free, int k) const;
 
- private:
+  // Rule 2's score of GPUs `rest` left free: the sum, over the protected
+  // request sizes, of the best weakest-link class a set of that size among
+  // them has (0 for a size they cannot hold). Higher keeps more options.
   int Leftover(GpuMask rest) const;
+
+ private:
   int64_t LeftoverWeight(GpuMask rest) const;
 
   NodeTopology topology_;

@@ -85,6 +85,21 @@ StatusOr<GpuTopologySpec> DecodeGpuTopology(std::string_view json) {
                                          DecodeSpecFrom);
 }
 
+StatusOr<std::map<std::string, GpuTopologySpec, std::less<>>> DecodeGpuTopologyProfiles(
+    std::string_view json) {
+  using Profiles = std::map<std::string, GpuTopologySpec, std::less<>>;
+  return DecodeDocument<Profiles>(
+      json, "decode GPU topology profiles",
+      [](DecodeContext& ctx, const JsonValue& v, Profiles* out) {
+        for (auto it = v.MemberBegin(); it != v.MemberEnd() && !ctx.failed(); ++it) {
+          std::string key(it->name.GetString(), it->name.GetStringLength());
+          auto scope = ctx.Key(key);
+          if (!ExpectObject(ctx, it->value)) return;
+          DecodeSpecFrom(ctx, it->value, &(*out)[key]);
+        }
+      });
+}
+
 std::string EncodeGpuTopology(const GpuTopologySpec& spec) {
   JsonWriter w;
   w.StartObject();

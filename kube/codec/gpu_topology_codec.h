@@ -12,6 +12,8 @@
 // topology::NodeTopology::Build.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -22,5 +24,12 @@ namespace muster::kube {
 
 StatusOr<GpuTopologySpec> DecodeGpuTopology(std::string_view json);
 std::string EncodeGpuTopology(const GpuTopologySpec& spec);
+
+// Topology profiles, the fallback for nodes without the annotation: a JSON
+// object whose keys name a GPU model ("<nvidia.com/gpu.product>/<nvidia.com/
+// gpu.count>") and whose values are the annotation's JSON. Errors name the
+// key and the path inside it.
+StatusOr<std::map<std::string, GpuTopologySpec, std::less<>>> DecodeGpuTopologyProfiles(
+    std::string_view json);
 
 }  // namespace muster::kube

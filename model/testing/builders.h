@@ -169,6 +169,10 @@ class NodeBuilder {
     node_.meta.labels[std::string(key)] = std::string(value);
     return *this;
   }
+  NodeBuilder& Annotation(std::string_view key, std::string_view value) {
+    node_.meta.annotations[std::string(key)] = std::string(value);
+    return *this;
+  }
   NodeBuilder& Taint(std::string key, std::string value, std::string effect = "NoSchedule") {
     node_.taints.push_back(muster::Taint{
         .key = std::move(key), .value = std::move(value), .effect = std::move(effect)});
