@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Static checks for what the e2e tier cannot run here (ctest e2e_lint, label
 # unit): shellcheck over every e2e and bench shell script, tools/demo.sh and the kind
-# deployment; every YAML file under e2e/, manifests/ and examples/ parses
-# (PyYAML, else yamllint); plus the structural checks in lint_yaml.py.
+# deployment; the bench scripts' Python unit tests (bench/*_test.py); every YAML
+# file under e2e/, manifests/ and examples/ parses (PyYAML, else yamllint); plus
+# the structural checks in lint_yaml.py.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -15,6 +16,7 @@ mapfile -t scripts < <(find e2e bench -name '*.sh' -type f | sort)
 [[ -f tools/demo.sh ]] && scripts+=(tools/demo.sh)
 shellcheck -x "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean"
+for t in bench/*_test.py; do out=$(python3 "$t" 2>&1) || { echo "$out"; exit 1; }; echo "$t: ${out##*$'\n'}"; done
 
 mapfile -t yamls < <(find e2e manifests examples -name '*.yaml' -type f 2>/dev/null | sort)
 if python3 -c 'import yaml' 2>/dev/null; then
