@@ -9,7 +9,8 @@
 //  - a names-only (nodeCacheCapable) ExtenderArgs as kube-scheduler sends it:
 //    the pod of kube/codec/testdata/pod_full.json (4 GPUs) in compact JSON
 //    without metadata.managedFields (the scheduler's pod informer strips
-//    them), "Nodes": null and every node name.
+//    them) nor its PodGroup (a plain pod: a gang member waits for its gang's
+//    reservation instead of being fitted), "Nodes": null and every node name.
 //
 // Thread-safety: FixtureFor() is for the benchmark's main thread; a
 // fixture's cache and pipeline are thread-safe.
@@ -31,15 +32,18 @@ inline constexpr int kPodsPerNode = 10;
 std::string NodeName(int i);
 
 // Fills `cache` with `nodes` nodes and `pods_per_node` bound pods on each.
-// Deterministic (fixed seed).
-void FillCache(ClusterCache& cache, int nodes, int pods_per_node);
+// Deterministic (fixed seed). With `gpu_topology`, every node also publishes
+// muster.io/gpu-topology (two 4-GPU NVLink islands, SYS between) and every
+// bound pod names its GPUs (muster.io/gpu-ids, drawn at random among the
+// free ones): the verbs then score GPU sets too.
+void FillCache(ClusterCache& cache, int nodes, int pods_per_node, bool gpu_topology = false);
 
 // The names-only ExtenderArgs body naming nodes 0..nodes-1.
 std::string NamesOnlyRequest(int nodes);
 
 // A filled cache, the default pipeline over it and the request body.
 struct ClusterFixture {
-  explicit ClusterFixture(int nodes);
+  ClusterFixture(int nodes, bool gpu_topology);
 
   const int nodes;
   FakeClock clock;
@@ -48,9 +52,9 @@ struct ClusterFixture {
   const std::string body;
 };
 
-// One fixture per size for the whole process (filling 5000 nodes takes a
-// while); never freed.
-ClusterFixture& FixtureFor(int nodes);
+// One fixture per size (and GPU topology or not) for the whole process
+// (filling 5000 nodes takes a while); never freed.
+ClusterFixture& FixtureFor(int nodes, bool gpu_topology = false);
 
 // The p50 and p99 of `samples` (nearest rank, as the benchmarks always
 // reported them). REQUIRES: !samples.empty().

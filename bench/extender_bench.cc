@@ -64,8 +64,10 @@ void BM_CacheRss(benchmark::State& state) {
 }
 BENCHMARK(BM_CacheRss)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// range(1) = 1: the nodes publish their GPU topology and the pods their GPU
+// ids (the extra work topology adds: GPU sets scored in prioritize).
 void BM_Filter(benchmark::State& state) {
-  ClusterFixture& f = FixtureFor(static_cast<int>(state.range(0)));
+  ClusterFixture& f = FixtureFor(static_cast<int>(state.range(0)), state.range(1) != 0);
   VerbReply probe = f.pipeline.Filter(f.body);
   if (probe.outcome != ReplyOutcome::kOk) {
     state.SkipWithError(probe.body.c_str());
@@ -80,10 +82,13 @@ void BM_Filter(benchmark::State& state) {
   state.counters["req_kb"] = static_cast<double>(f.body.size()) / 1024;
   state.counters["reply_kb"] = static_cast<double>(probe.body.size()) / 1024;
 }
-BENCHMARK(BM_Filter)->Arg(1000)->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Filter)
+    ->ArgsProduct({{1000, 5000}, {0, 1}})
+    ->ArgNames({"nodes", "gpu_topology"})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_Prioritize(benchmark::State& state) {
-  ClusterFixture& f = FixtureFor(static_cast<int>(state.range(0)));
+  ClusterFixture& f = FixtureFor(static_cast<int>(state.range(0)), state.range(1) != 0);
   VerbReply probe = f.pipeline.Prioritize(f.body);
   if (probe.http_status != 200) {
     state.SkipWithError(probe.body.c_str());
@@ -96,7 +101,10 @@ void BM_Prioritize(benchmark::State& state) {
   SetPercentiles(state, [&] { benchmark::DoNotOptimize(f.pipeline.Prioritize(f.body)); });
   state.counters["reply_kb"] = static_cast<double>(probe.body.size()) / 1024;
 }
-BENCHMARK(BM_Prioritize)->Arg(1000)->Arg(5000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Prioritize)
+    ->ArgsProduct({{1000, 5000}, {0, 1}})
+    ->ArgNames({"nodes", "gpu_topology"})
+    ->Unit(benchmark::kMicrosecond);
 
 // The breakdown of a filter call: decode alone, and snapshot + the fit
 // verdicts alone (no messages: the filter builds one per distinct state).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,18 +36,25 @@ struct GpuFit {
   auto Key() const { return std::pair(free_after, damage); }  // lower is better
 };
 
-GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node) {
+// The fits already computed, by (topology, free GPUs): nodes of one model
+// share their TopologyIndex and a few hundred free masks between them.
+using GpuFitMemo = std::map<std::pair<const topology::TopologyIndex*, GpuMask>, GpuFit>;
+
+GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo& memo) {
   if (node == nullptr || !node->known() || node->Gpus().index == nullptr) return {};
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
   const topology::TopologyIndex& index = *node->Gpus().index;
   const GpuMask credit =
       demand.own.has_value() && demand.own->node == node->name ? demand.own->gpus : 0;
   const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, credit);
-  const std::optional<topology::GpuChoice> choice = index.Choose(free, k);
-  if (!choice) return {};
-  return GpuFit{.link = choice->bottleneck,
-                .free_after = std::popcount(free) - k,
-                .damage = index.Leftover(free) - choice->leftover};
+  const auto [it, inserted] = memo.try_emplace({&index, free});
+  if (!inserted) return it->second;
+  if (const std::optional<topology::GpuChoice> choice = index.Choose(free, k)) {
+    it->second = GpuFit{.link = choice->bottleneck,
+                        .free_after = std::popcount(free) - k,
+                        .damage = index.Leftover(free) - choice->leftover};
+  }
+  return it->second;
 }
 
 }  // namespace
@@ -57,9 +65,10 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   const int k = GpusRequested(demand.request);
   if (k == 0) return scores;
   std::vector<GpuFit> fits(nodes.size());
+  GpuFitMemo memo;
   topology::LinkClass best = topology::LinkClass::kUnknown;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    fits[i] = FitGpus(demand, k, nodes[i]);
+    fits[i] = FitGpus(demand, k, nodes[i], memo);
     best = std::max(best, fits[i].link);
   }
   // Among the nodes offering the best link: the fullest after first
