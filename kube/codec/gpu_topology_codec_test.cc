@@ -33,6 +33,24 @@ TEST(GpuTopologyCodecTest, GoldenDgx1) {
   ExpectRoundTrip<GpuTopologySpec>(golden, DecodeGpuTopology, EncodeGpuTopology);
 }
 
+// Golden: the profiles file an admin mounts from the ConfigMap
+// muster-gpu-topology-profiles (docs/topology.md).
+TEST(GpuTopologyCodecTest, GoldenProfiles) {
+  StatusOr<std::map<std::string, GpuTopologySpec, std::less<>>> profiles =
+      DecodeGpuTopologyProfiles(ReadTestdata("gpu_topology_profiles.json"));
+  ASSERT_TRUE(profiles.ok()) << profiles.status();
+  ASSERT_EQ(profiles->size(), 2u);
+  const GpuTopologySpec& a100 = profiles->at("NVIDIA-A100-SXM4-80GB/8");
+  EXPECT_EQ(a100.gpus.size(), 8u);
+  EXPECT_EQ(a100.gpus[6].numa, 1);
+  EXPECT_EQ(a100.link[2][7], "NV12");
+  EXPECT_EQ(profiles->at("NVIDIA-L40S/4").link[1][2], "SYS");
+  StatusOr<std::map<std::string, GpuTopologySpec, std::less<>>> bad =
+      DecodeGpuTopologyProfiles(R"({"L4/2": {"gpus": [{"i": "0"}]}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr(R"(["L4/2"].gpus[0].i: expected an integer)"));
+}
+
 TEST(GpuTopologyCodecTest, OptionalPartsMayBeAbsent) {
   StatusOr<GpuTopologySpec> spec = DecodeGpuTopology(
       R"({"gpus":[{"i":0},{"i":1,"ok":false}],"link":[["X","NV4"],["NV4","X"]]})");

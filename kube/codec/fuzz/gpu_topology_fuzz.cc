@@ -1,5 +1,6 @@
 // libFuzzer target: DecodeGpuTopology (the muster.io/gpu-topology node
-// annotation), round trip through EncodeGpuTopology.
+// annotation), round trip through EncodeGpuTopology; and the profiles file
+// (DecodeGpuTopologyProfiles), which must only never crash.
 #include <cstddef>
 #include <cstdint>
 
@@ -11,5 +12,6 @@ namespace kube = muster::kube;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kube::fuzz::CheckRoundTrip(kube::fuzz::AsText(data, size), kube::DecodeGpuTopology,
                              kube::EncodeGpuTopology);
+  (void)kube::DecodeGpuTopologyProfiles(kube::fuzz::AsText(data, size));
   return 0;
 }
