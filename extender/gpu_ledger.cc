@@ -45,7 +45,7 @@ std::optional<gang::GpuPick> TopologyGpuLayout::Pick(uint32_t free, int k) const
   if (!choice) return std::nullopt;
   return gang::GpuPick{.gpus = choice->mask,
                        .link = static_cast<int>(choice->bottleneck),
-                       .damage = index_.Leftover(free & index_.healthy()) - choice->leftover};
+                       .damage = index_.Stranded(free & ~choice->mask) - index_.Stranded(free)};
 }
 
 std::string_view GpuTopologySourceName(GpuTopologySource source) {

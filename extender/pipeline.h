@@ -282,8 +282,8 @@ int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy s
 // score of every node of `nodes` (null: unknown) whose topology is known and
 // whose free GPUs hold the request is replaced by how good its best set is
 // against the best any of them offers (0-2 when its weakest link is weaker)
-// and, among the best, fullest first, then breaking the fewest free GPU
-// groups: fragmentation-aware binpack, whatever the ScoreStrategy. Nodes of
+// and, among the best, stranding the fewest GPUs first, then the fullest:
+// fragmentation-aware binpack, whatever the ScoreStrategy. Nodes of
 // unknown topology keep their ScoreNode. REQUIRES: scores.size() == nodes.size().
 std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
                                    const std::vector<const NodeInfo*>& nodes,

@@ -32,8 +32,8 @@ VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64
 struct GpuFit {
   topology::LinkClass link = topology::LinkClass::kUnknown;  // kUnknown: not scored by GPUs
   int free_after = 0;  // the node's free GPUs once the pod is there
-  int damage = 0;      // how much the leftover score drops (0: no free group broken)
-  auto Key() const { return std::pair(free_after, damage); }  // lower is better
+  int stranded = 0;    // GPUs it strands (TopologyIndex::Stranded), less those it takes
+  auto Key() const { return std::pair(stranded, free_after); }  // lower is better
 };
 
 // The fits already computed, by (topology, free GPUs): nodes of one model
@@ -52,7 +52,7 @@ GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo&
   if (const std::optional<topology::GpuChoice> choice = index.Choose(free, k)) {
     it->second = GpuFit{.link = choice->bottleneck,
                         .free_after = std::popcount(free) - k,
-                        .damage = index.Leftover(free) - choice->leftover};
+                        .stranded = index.Stranded(free & ~choice->mask) - index.Stranded(free)};
   }
   return it->second;
 }
@@ -71,10 +71,11 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
     fits[i] = FitGpus(demand, k, nodes[i], memo);
     best = std::max(best, fits[i].link);
   }
-  // Among the nodes offering the best link: the fullest after first
-  // (binpack: whole nodes and islands stay free for big requests), then the
-  // one whose free groups the set breaks least; 10, 9, ... by rank, at
-  // least 4. A weaker link scores 0-2 however full the node.
+  // Among the nodes offering the best link: the fewest GPUs stranded first
+  // (left without a best-link partner: lost to multi-GPU pods), then the
+  // fullest after (binpack: whole nodes and islands stay free for big
+  // requests); 10, 9, ... by rank, at least 4. A weaker link scores 0-2
+  // however full the node.
   std::vector<std::pair<int, int>> keys;
   for (const GpuFit& fit : fits) {
     if (fit.link == best) keys.push_back(fit.Key());

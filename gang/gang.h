@@ -140,7 +140,8 @@ struct Gang {
 struct GpuPick {
   uint32_t gpus = 0;  // bit i: GPU i
   int link = 0;       // the set's weakest link; higher is better, 0 unknown
-  int damage = 0;     // how much the free GPUs left lose; lower is better
+  int damage = 0;     // GPUs it leaves stranded (best-link partnerless), less those
+                      // it takes from them; lower is better
   friend bool operator==(const GpuPick&, const GpuPick&) = default;
 };
 // The GPUs of a node model as the topology layer sees them (the extender

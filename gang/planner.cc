@@ -318,14 +318,15 @@ std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
 
 // The hint (a persisted plan) first; then the best GPU set (its weakest
 // link: a member's all-reduce runs at that speed); then nodes the gang
-// already uses, to keep it close; then best fit: fewest GPUs left, the free
-// GPU groups broken least, least cpu left, so whole free nodes and NVLink
-// islands stay whole for the next big member.
+// already uses, to keep it close; then the fewest GPUs stranded (left
+// without a best-link partner); then best fit: fewest GPUs left, least cpu
+// left, so whole free nodes and NVLink islands stay whole for the next big
+// member.
 std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
   const auto rank = [&](size_t n) {
     const GpuPick pick = PickGpus(slot, n).value_or(GpuPick{});
-    return std::tuple(-pick.link, used_[n] ? 0 : 1, free_[n][gpu_] - slot.request[gpu_],
-                      pick.damage, free_[n][cpu_] - slot.request[cpu_],
+    return std::tuple(-pick.link, used_[n] ? 0 : 1, pick.damage,
+                      free_[n][gpu_] - slot.request[gpu_], free_[n][cpu_] - slot.request[cpu_],
                       std::string_view(view_.nodes[n].name()));
   };
   std::optional<size_t> best;

@@ -67,6 +67,7 @@ TopologyIndex::TopologyIndex(NodeTopology topology, std::vector<int> sizes)
   for (const Gpu& gpu : topology_.gpus()) {
     if (gpu.healthy) healthy_ |= GpuMask{1} << gpu.index;
   }
+  InitBestPartners();
   cls_.assign(masks, kNoPair);
   gbps_.assign(masks, std::numeric_limits<float>::infinity());
   weight_.assign(masks, 0);
@@ -108,6 +109,32 @@ TopologyIndex::TopologyIndex(NodeTopology topology, std::vector<int> sizes)
     best_.push_back(std::move(best));
     best_weight_.push_back(std::move(best_weight));
   }
+}
+
+void TopologyIndex::InitBestPartners() {
+  const int n = topology_.size();
+  LinkClass best = LinkClass::kUnknown;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) best = std::max(best, topology_.link(i, j).cls);
+  }
+  best_partners_.assign(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i != j && topology_.link(i, j).cls == best) {
+        best_partners_[static_cast<size_t>(i)] |= GpuMask{1} << j;
+      }
+    }
+  }
+}
+
+int TopologyIndex::Stranded(GpuMask free) const {
+  free &= healthy_ & all_;
+  int stranded = 0;
+  for (GpuMask r = free; r != 0; r &= r - 1) {
+    const auto i = static_cast<size_t>(std::countr_zero(r));
+    if ((best_partners_[i] & free) == 0) ++stranded;
+  }
+  return stranded;
 }
 
 int TopologyIndex::Leftover(GpuMask rest) const {

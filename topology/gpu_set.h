@@ -69,7 +69,14 @@ class TopologyIndex {
   // them has (0 for a size they cannot hold). Higher keeps more options.
   int Leftover(GpuMask rest) const;
 
+  // The GPUs of `free` (healthy ones) stranded for multi-GPU requests: none
+  // of the others in `free` is joined to them by the node's best link class
+  // (on two NVLink islands: the last free GPU of an island). A placement that
+  // strands fewer leaves more usable capacity behind.
+  int Stranded(GpuMask free) const;
+
  private:
+  void InitBestPartners();
   int64_t LeftoverWeight(GpuMask rest) const;
 
   NodeTopology topology_;
@@ -78,6 +85,8 @@ class TopologyIndex {
   GpuMask healthy_ = 0;
   // Per GPU mask: weakest class, weakest bandwidth, sum of pair weights,
   // NUMA nodes (bitmask).
+  // Per GPU: the others joined to it by the best link class of any pair.
+  std::vector<GpuMask> best_partners_;
   std::vector<int8_t> cls_;
   std::vector<float> gbps_;
   std::vector<int32_t> weight_;

@@ -191,6 +191,35 @@ TEST(ChooseGpusTest, SingleGpuSequencesKeepNvlinkGroupsWhole) {
   }
 }
 
+// Stranded GPUs: free ones with no free partner over the node's best link.
+TEST(StrandedTest, TheLastFreeGpuOfAGroupIsStranded) {
+  const TopologyIndex bridged(fixtures::Bridged4());    // NVLink pairs {0,1} {2,3}
+  const TopologyIndex dgx1(fixtures::Dgx1Volta());      // 0 <-> 1,2,3,4 by NVLink, 5 <-> 1,4,6,7
+  const TopologyIndex pcie(fixtures::Pcie2Socket8());   // no NVLink: the best pairs are PCIe
+  const TopologyIndex nvswitch(fixtures::DgxNvswitch(12));
+  struct Case {
+    std::string name;
+    const TopologyIndex& index;
+    GpuMask free;
+    int want;
+  };
+  const std::vector<Case> cases = {
+      {"whole pairs", bridged, 0b1111, 0},
+      {"one of each pair", bridged, 0b0101, 2},
+      {"a pair and a lone GPU", bridged, 0b0111, 1},
+      {"nothing free", bridged, 0, 0},
+      {"DGX-1: 0 and 5 share no NVLink", dgx1, 0b100001, 2},
+      {"DGX-1: 0 and 1 do", dgx1, 0b11, 0},
+      {"NVSwitch: any two are a pair", nvswitch, 0b10000001, 0},
+      {"NVSwitch: one alone", nvswitch, 0b1000, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.index.Stranded(c.free), c.want);
+  }
+  EXPECT_EQ(pcie.Stranded(0xFF), 0) << "on PCIe only nodes, the best PCIe pairs count";
+}
+
 TEST(ChooseGpusTest, NotEnoughFreeOrHealthy) {
   std::vector<Gpu> gpus = fixtures::Gpus(4, fixtures::PairSocket4);
   gpus[1].healthy = false;
