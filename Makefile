@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e bench bench-throughput bench-gang deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -13,12 +13,13 @@ demo: deps                 ## a local cluster with GPU nodes running example job
 demo-down:                 ## stop the cluster `make demo` left running
 	./tools/demo.sh down
 
-bench: deps                ## microbenchmarks (medians of 5), then pods/s and gang wait vs the stock scheduler
+bench: deps                ## microbenchmarks (medians of 5), then pods/s, gang wait and GPU topology vs the stock scheduler
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS)
 	./tools/run-bench.sh build-bench
 	./bench/scheduling_throughput.sh --muster build-bench/cmd/muster
 	./bench/gang_wait.sh --muster build-bench/cmd/muster
+	./bench/gpu_topology.sh --muster build-bench/cmd/muster
 
 bench-throughput: deps     ## only the end-to-end pods/s comparison (1000 kwok nodes)
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
@@ -29,6 +30,11 @@ bench-gang: deps           ## only the gang wait (admission -> minMember bound) 
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/gang_wait.sh --muster build-bench/cmd/muster
+
+bench-topology: deps       ## only GPU topology (best link class, one rack, stranded GPUs) vs stock and first-fit (100 + 1000 kwok nodes)
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS) --target muster
+	./bench/gpu_topology.sh --muster build-bench/cmd/muster
 
 deps:
 	./tools/install-deps.sh

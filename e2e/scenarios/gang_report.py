@@ -87,7 +87,7 @@ import threading
 import time
 import types
 
-from placement import fake_gpu_pod_spec  # same directory: the scenarios' fake pod
+from placement import fake_gpu_pod_spec, gpu_request  # same directory: the scenarios' pod helpers
 
 GPU = "nvidia.com/gpu"
 GROUP = "scheduling.k8s.io/group-name"
@@ -209,16 +209,6 @@ class Api:
             conn.close()
 
 
-def pod_gpus(pod):
-    def of(c):
-        res = c.get("resources") or {}
-        return int((res.get("requests") or {}).get(GPU) or (res.get("limits") or {}).get(GPU) or 0)
-
-    spec = pod["spec"]
-    return max(sum(of(c) for c in spec.get("containers") or []),
-               max([of(c) for c in spec.get("initContainers") or []] or [0]))
-
-
 def succeeded_status(now):
     """The status a kubelet reports when the pod's one container exited 0."""
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
@@ -239,7 +229,7 @@ def pod_view(pod):
     work = ann.get(WORK)
     return {
         "name": md["name"], "gang": ann.get(GROUP), "min": int(ann.get(MIN) or 0),
-        "work": float(work) if work is not None else None, "gpus": pod_gpus(pod),
+        "work": float(work) if work is not None else None, "gpus": gpu_request(pod),
         "node": spec.get("nodeName"), "phase": st.get("phase"),
         "terminating": bool(md.get("deletionTimestamp")), "gated": bool(spec.get("schedulingGates")),
         "mnode": ann.get("muster.io/node"), "plan": "muster.io/gang-plan" in ann,

@@ -253,7 +253,7 @@ class WorkloadTest(unittest.TestCase):
                         continue
                     gang = i["metadata"]["annotations"][gr.GROUP]
                     self.assertIn(gang, seen, "a PodGroup is created before its pods")
-                    gpus = gr.pod_gpus(i)
+                    gpus = gr.gpu_request(i)
                     self.assertIn(gpus, (1, 2, 4, 8))
                     self.assertEqual(i["spec"]["schedulingGates"], [{"name": gr.GATE}])
                     per_wave[gang.split("-")[0]] += gpus
