@@ -48,6 +48,10 @@ std::optional<gang::GpuPick> TopologyGpuLayout::Pick(uint32_t free, int k) const
                        .damage = index_.Stranded(free & ~choice->mask) - index_.Stranded(free)};
 }
 
+int TopologyGpuLayout::BestLink(int k) const {
+  return static_cast<int>(index_.BestClass(index_.healthy(), k));
+}
+
 std::string_view GpuTopologySourceName(GpuTopologySource source) {
   switch (source) {
     case GpuTopologySource::kNone:

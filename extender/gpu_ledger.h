@@ -56,6 +56,7 @@ class TopologyGpuLayout final : public gang::GpuLayout {
   explicit TopologyGpuLayout(topology::NodeTopology topology) : index_(std::move(topology)) {}
   const topology::TopologyIndex& index() const { return index_; }
   std::optional<gang::GpuPick> Pick(uint32_t free, int k) const override;
+  int BestLink(int k) const override;
 
  private:
   topology::TopologyIndex index_;

@@ -152,6 +152,9 @@ class GpuLayout {
   virtual ~GpuLayout() = default;
   // The best k of the GPUs in `free`; nothing when fewer than k are usable.
   virtual std::optional<GpuPick> Pick(uint32_t free, int k) const = 0;
+  // The best link any k GPUs of this layout have (all of them free); 0 when
+  // it has fewer than k.
+  virtual int BestLink(int k) const = 0;
 };
 
 struct NodeView {
@@ -240,6 +243,10 @@ struct GangPlan {
   // Every member with a node after the plan (bound, reserved and the new
   // ones), in pod-name order: what the Binding annotation persists.
   std::vector<Assignment> placement;
+  // Over the members reserved now: how many link classes their GPU sets are
+  // below the best their node's layout has for their size (0: all ideal, or
+  // no layout known).
+  int link_shortfall = 0;
   friend bool operator==(const GangPlan&, const GangPlan&) = default;
 };
 

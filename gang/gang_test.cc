@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <map>
 #include <set>
 #include <string>
@@ -1044,6 +1045,52 @@ TEST(RunPassTest, NetworkDomains) {
     ASSERT_EQ(r.plans.size(), 1u);
     EXPECT_EQ(NodesOf(r.plans[0]), c.want_nodes);
   }
+}
+
+// Nodes of 4 GPUs in two linked pairs, {0,1} and {2,3} (link 5), 1 across.
+class TwoPairs final : public GpuLayout {
+ public:
+  std::optional<GpuPick> Pick(uint32_t free, int k) const override {
+    std::optional<GpuPick> best;
+    for (uint32_t s = free & 0xF; s != 0; s = (s - 1) & free & 0xF) {
+      if (std::popcount(s) != k) continue;
+      const int link = (s & 0b0011) == s || (s & 0b1100) == s ? 5 : 1;
+      if (!best || link > best->link) best = GpuPick{.gpus = s, .link = link};
+    }
+    return best;
+  }
+  int BestLink(int k) const override { return k <= 2 ? 5 : 1; }
+};
+
+TEST(RunPassTest, ADomainWhereEveryMemberGetsItsBestGpuLinkWinsOverATighterOne) {
+  // Both racks have 4 GPUs free; rack a's are split {0,2} on each node (one
+  // GPU of each pair busy), rack b's are one whole node.
+  const Gang busy = MakeGang("busy")
+                        .Bound(Worker("busy-0", 2), "a1")
+                        .Bound(Worker("busy-1", 2), "a2")
+                        .Bound(Worker("busy-2", 4), "b2");
+  ClusterView view = MakeView(
+      {RackNode("a1", 4), RackNode("a2", 4), RackNode("b1", 4), RackNode("b2", 4)}, {busy});
+  const auto layout = std::make_shared<const TwoPairs>();
+  const std::map<std::string, uint32_t> free = {{"a1", 0b0101}, {"a2", 0b0101}, {"b1", 0b1111}};
+  for (NodeView& n : view.nodes) {
+    n.gpu_layout = layout;
+    n.free_gpus = free.contains(n.name()) ? free.at(n.name()) : 0;
+  }
+  Gang g = MakeGang("g").MinMember(2).Pending(Worker("g-0", 2)).Pending(Worker("g-1", 2));
+  g.domain_tier = 1;
+  g.domains = std::make_shared<const std::vector<NetworkDomain>>(
+      std::vector<NetworkDomain>{Rack("rack=a", {"a1", "a2"}), Rack("rack=b", {"b1", "b2"})});
+  const PassResult r = RunPass(view, {busy, g}, {}, kNow, PassConfig{});
+  ASSERT_EQ(r.plans.size(), 1u);
+  EXPECT_EQ(NodesOf(r.plans[0]), std::set<std::string>{"b1"});
+  EXPECT_EQ(r.plans[0].link_shortfall, 0);
+  EXPECT_EQ(r.plans[0].reserve[0].gpus | r.plans[0].reserve[1].gpus, 0b1111u);
+  // Without GPU layouts, the tightest (first) rack as before.
+  for (NodeView& n : view.nodes) n.gpu_layout = nullptr;
+  const PassResult counts = RunPass(view, {busy, g}, {}, kNow, PassConfig{});
+  ASSERT_EQ(counts.plans.size(), 1u);
+  EXPECT_EQ(NodesOf(counts.plans[0]), (std::set<std::string>{"a1", "a2"}));
 }
 
 // ---------------------------------------------------------------------------

@@ -224,14 +224,28 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
   });
   bool fits_some_day = false;
   int32_t placeable = 0;
+  int best_tier = 0;
+  // Within the lowest tier that holds the gang, the tightest domain whose
+  // plan gives every member the best GPU link its node model has; failing
+  // that, the one whose members fall short of it least.
+  std::optional<GangPlan> best;
   for (const auto& [tier, free, domain] : tries) {
+    if (best && tier > best_tier) break;
     std::variant<GangPlan, Wait> decision = PlanGang(gang, Restricted(view, domain->nodes));
-    if (std::holds_alternative<GangPlan>(decision)) return decision;
+    if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
+      if (plan->link_shortfall == 0) return decision;
+      if (!best || plan->link_shortfall < best->link_shortfall) {
+        best = std::move(*plan);
+        best_tier = tier;
+      }
+      continue;
+    }
     const Wait& wait = std::get<Wait>(decision);
     if (wait.reason == kWaitMembers) return decision;
     fits_some_day = fits_some_day || wait.reason != kWaitNeverFits;
     placeable = std::max(placeable, wait.placeable);
   }
+  if (best) return *std::move(best);
   if (!gang.domains_required) return PlanGang(gang, view);
   const std::string level = gang.domain_level.empty() ? "network domain" : gang.domain_level;
   return Wait{

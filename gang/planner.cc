@@ -65,6 +65,7 @@ struct Slot {
   std::vector<char> admits;      // per node: NodeAdmits
   std::optional<size_t> node;    // where the greedy put it
   uint32_t gpus = 0;             // which GPUs of it, when its layout is known
+  int link_shortfall = 0;        // GpuPick::link below its layout's BestLink
   bool failed = false;           // fitted no node; final, as free only shrinks
   Pick picked = Pick::kNo;
 };
@@ -288,6 +289,8 @@ bool Greedy::TryPlace(Slot& slot) {
   for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
   if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
     slot.gpus = pick->gpus;
+    slot.link_shortfall =
+        view_.nodes[*n].gpu_layout->BestLink(static_cast<int>(slot.request[gpu_])) - pick->link;
     free_gpus_[*n] &= ~pick->gpus;
   }
   used_[*n] = 1;
@@ -416,6 +419,7 @@ GangPlan Greedy::Plan() const {
     if (!slot.node) continue;
     plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
     plan.reserve.back().gpus = slot.gpus;
+    plan.link_shortfall += slot.link_shortfall;
   }
   plan.placement = plan.reserve;
   for (const Member& m : gang_.members) {
