@@ -247,6 +247,10 @@ struct GangPlan {
   // below the best their node's layout has for their size (0: all ideal, or
   // no layout known).
   int link_shortfall = 0;
+  // Over the same members: the GPUs their sets leave stranded (GpuPick::damage).
+  int gpus_stranded = 0;
+  // Lower is better: link first, then stranding.
+  auto GpuCost() const { return std::pair(link_shortfall, gpus_stranded); }
   friend bool operator==(const GangPlan&, const GangPlan&) = default;
 };
 

@@ -225,16 +225,17 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
   bool fits_some_day = false;
   int32_t placeable = 0;
   int best_tier = 0;
-  // Within the lowest tier that holds the gang, the tightest domain whose
-  // plan gives every member the best GPU link its node model has; failing
-  // that, the one whose members fall short of it least.
+  // Within the lowest tier that holds the gang, the domain whose plan gives
+  // the members the best GPU links (GpuCost: short of the best their node
+  // model has, then GPUs stranded), the tightest of those. Without GPU
+  // layouts every cost is 0: the tightest domain.
   std::optional<GangPlan> best;
   for (const auto& [tier, free, domain] : tries) {
     if (best && tier > best_tier) break;
     std::variant<GangPlan, Wait> decision = PlanGang(gang, Restricted(view, domain->nodes));
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
-      if (plan->link_shortfall == 0) return decision;
-      if (!best || plan->link_shortfall < best->link_shortfall) {
+      if (plan->GpuCost() <= std::pair(0, 0)) return decision;  // nothing better to find
+      if (!best || plan->GpuCost() < best->GpuCost()) {
         best = std::move(*plan);
         best_tier = tier;
       }

@@ -66,6 +66,7 @@ struct Slot {
   std::optional<size_t> node;    // where the greedy put it
   uint32_t gpus = 0;             // which GPUs of it, when its layout is known
   int link_shortfall = 0;        // GpuPick::link below its layout's BestLink
+  int gpus_stranded = 0;         // GpuPick::damage
   bool failed = false;           // fitted no node; final, as free only shrinks
   Pick picked = Pick::kNo;
 };
@@ -291,6 +292,7 @@ bool Greedy::TryPlace(Slot& slot) {
     slot.gpus = pick->gpus;
     slot.link_shortfall =
         view_.nodes[*n].gpu_layout->BestLink(static_cast<int>(slot.request[gpu_])) - pick->link;
+    slot.gpus_stranded = pick->damage;
     free_gpus_[*n] &= ~pick->gpus;
   }
   used_[*n] = 1;
@@ -420,6 +422,7 @@ GangPlan Greedy::Plan() const {
     plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
     plan.reserve.back().gpus = slot.gpus;
     plan.link_shortfall += slot.link_shortfall;
+    plan.gpus_stranded += slot.gpus_stranded;
   }
   plan.placement = plan.reserve;
   for (const Member& m : gang_.members) {
