@@ -57,6 +57,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from watch_binds import connect  # noqa: E402  (the cluster's admin client)
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
+from kube_watch import read_watch  # noqa: E402  (one watch response, event by event)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
 
 GROUP = "scheduling.k8s.io/group-name"
@@ -161,19 +162,11 @@ class Recorder:
                 if resp.status != 200:
                     raise RuntimeError(f"watch {path}: HTTP {resp.status}")
                 self.opened[what].set()
-                while True:
-                    line = resp.readline()
-                    if not line:
-                        break
-                    now = time.monotonic()
-                    event = json.loads(line)
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        rv = None  # 410 Gone: list again
-                        break
-                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                    if event.get("type") in ("ADDED", "MODIFIED"):
-                        handler(obj, now)
+                def on_event(kind, obj):
+                    if kind != "DELETED":
+                        handler(obj, time.monotonic())
+
+                rv = read_watch(resp, rv, on_event)
                 conn.close()
             except Exception as e:  # noqa: BLE001 - a watch thread must not die
                 self.errors.append(f"watch {what}: {e}")

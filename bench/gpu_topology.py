@@ -92,6 +92,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e", "scenarios"))
 sys.path.insert(1, os.path.join(HERE, "..", "e2e", "cluster"))
+from kube_watch import read_watch  # noqa: E402  e2e/scenarios: one watch response, event by event
 from placement import fake_gpu_pod_spec, gpu_request  # noqa: E402  e2e/scenarios: the scenarios' pod helpers
 
 GPU = "nvidia.com/gpu"
@@ -518,19 +519,7 @@ class PodWatch:
                 if resp.status != 200:
                     raise RuntimeError(f"watch pods: HTTP {resp.status}")
                 self.opened.set()
-                while True:
-                    line = resp.readline()
-                    if not line:
-                        break
-                    now = time.time()
-                    event = json.loads(line)
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        rv = None
-                        break
-                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                    if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                        self.on_pod(event["type"], obj, now)
+                rv = read_watch(resp, rv, lambda kind, obj: self.on_pod(kind, obj, time.time()))
                 conn.close()
             except Exception as e:  # noqa: BLE001 - the watch thread must not die
                 self.errors.append(f"watch pods: {e}")

@@ -22,6 +22,9 @@ import ssl
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
+from kube_watch import read_watch  # noqa: E402  (one watch response, event by event)
+
 
 def apiserver_port(cluster_dir):
     with open(os.path.join(cluster_dir, "state")) as f:
@@ -75,18 +78,11 @@ def main(argv):
         if not ready_signalled:
             open(ready_file, "w").close()
             ready_signalled = True
-        while len(bound_at) < count and time.monotonic() < deadline:
-            line = resp.readline()
-            if not line:
-                break
-            event = json.loads(line)
-            obj = event.get("object", {})
-            if event.get("type") == "ERROR":
-                rv = None  # 410 Gone: list again
-                break
-            rv = obj.get("metadata", {}).get("resourceVersion", rv)
-            if event.get("type") in ("ADDED", "MODIFIED") and obj.get("spec", {}).get("nodeName"):
+        def on_event(kind, obj):
+            if kind != "DELETED" and obj.get("spec", {}).get("nodeName"):
                 bound_at.setdefault(obj["metadata"]["name"], time.monotonic())
+
+        rv = read_watch(resp, rv, on_event, done=lambda: len(bound_at) >= count or time.monotonic() >= deadline)
         conn.close()
     times = sorted(bound_at.values())
     result = {"bound": len(times), "watches": watches}

@@ -87,6 +87,7 @@ import threading
 import time
 import types
 
+from kube_watch import read_watch  # same directory
 from placement import fake_gpu_pod_spec, gpu_request  # same directory: the scenarios' pod helpers
 
 GPU = "nvidia.com/gpu"
@@ -379,18 +380,7 @@ class Recorder:
                 if resp.status != 200:
                     raise RuntimeError(f"watch {path}: HTTP {resp.status}")
                 self.opened[what].set()
-                while True:
-                    line = resp.readline()
-                    if not line:
-                        break
-                    event = json.loads(line)
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        rv = None
-                        break
-                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                    if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
-                        handler(event["type"], obj)
+                rv = read_watch(resp, rv, handler)
                 conn.close()
             except (OSError, http.client.HTTPException, RuntimeError, ValueError) as e:
                 self.log({"kind": "error", "what": f"watch {what}: {e}"})
