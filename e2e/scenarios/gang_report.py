@@ -687,12 +687,17 @@ def gang_figures(name, members, t_end, pg_records, start_t):
 
 
 def bad_annotations(pods):
+    """Bound volcano pods without muster's placement annotations. A gang of
+    one needs no gang plan: once its pod carries no gate (an extender restart
+    may find the gate lifted and the reservation gone) it is bound like any
+    pod (extender/gang_controller.cc, DropUngatedPending)."""
     bad = []
     for p in pods:
         v = p.last
         if p.bind is None or v.get("sched") != "volcano":
             continue
-        if v.get("mnode") != p.node or not v.get("plan"):
+        needs_plan = (v.get("min") or 0) > 1
+        if v.get("mnode") != p.node or (needs_plan and not v.get("plan")):
             bad.append(f"{p.name}: on {p.node}, muster.io/node={v.get('mnode')}, gang-plan={v.get('plan')}")
     return sorted(bad)
 

@@ -205,6 +205,16 @@ class AnalyzeTest(unittest.TestCase):
         self.assertTrue(fig["badAnnotations"][0].startswith("m:"))
         self.assertEqual(len(gr.checks(fig, {"annotations"})), 1)
 
+    def test_a_gang_of_one_needs_no_plan(self):
+        log = Log().pod("one", "one", 1, gpus=2).pod("pair-0", "pair", 2, gpus=2).pod("pair-1", "pair", 2, gpus=2)
+        for name in ("one", "pair-0", "pair-1"):
+            log.bind(name, "n1", 1.0)
+        for name in ("one", "pair-0"):  # bound with muster.io/node, without a gang plan
+            log.pods[name]["plan"] = False
+            log._emit(name, "MODIFIED", 1.5)
+        fig = log.end(3.0).figures()
+        self.assertEqual([b.split(":")[0] for b in fig["badAnnotations"]], ["pair-0"])
+
     def test_podgroup_status(self):
         cases = [
             ("completed and told", True, "Completed", []),
