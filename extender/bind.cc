@@ -36,10 +36,10 @@ GpuPick PickGpus(const Resources& request, const NodeInfo& node,
                  const std::optional<Placement>& own) {
   const int k = GpusRequested(request);
   if (k == 0) return {};
-  if (node.Gpus().index == nullptr) return {.link = "unchosen"};
+  if (node.Gpus().index() == nullptr) return {.link = "unchosen"};
   const GpuMask credit = own.has_value() && own->node == node.name ? own->gpus : 0;
   const std::optional<topology::GpuChoice> choice =
-      node.Gpus().index->Choose(FreeGpus(node.Gpus(), node.gpu_holds, credit), k);
+      node.Gpus().index()->Choose(FreeGpus(node.Gpus(), node.gpu_holds, credit), k);
   // The count fitted but the ledger has fewer free GPUs: pods bound by
   // others hold GPUs without naming them. The device plugin decides then.
   if (!choice) return {.link = "unchosen"};

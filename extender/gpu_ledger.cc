@@ -132,9 +132,7 @@ NodeGpus GpuTopologies::FromSpec(const GpuTopologySpec& spec, GpuTopologySource 
   }
   auto uuids = std::make_shared<std::vector<std::string>>();
   for (const GpuDevice& gpu : spec.gpus) uuids->push_back(gpu.uuid);
-  std::shared_ptr<const topology::TopologyIndex> index(layout, &layout->index());
-  return NodeGpus{.index = std::move(index),
-                  .layout = std::move(layout),
+  return NodeGpus{.layout = std::move(layout),
                   .uuids = std::move(uuids),
                   .source = source};
 }
@@ -189,8 +187,8 @@ int GpusRequested(const Resources& request) {
 }
 
 GpuMask FreeGpus(const NodeGpus& gpus, const GpuHolds& holds, GpuMask own) {
-  if (gpus.index == nullptr) return 0;
-  return gpus.index->healthy() & ~holds.Held(own);
+  if (gpus.layout == nullptr) return 0;
+  return gpus.layout->index().healthy() & ~holds.Held(own);
 }
 
 }  // namespace muster::extender

@@ -63,14 +63,15 @@ class TopologyGpuLayout final : public gang::GpuLayout {
 };
 
 struct NodeGpus {
-  // Null when the topology is unknown (source kNone or kInvalid); `index`
-  // is `layout`'s.
-  std::shared_ptr<const topology::TopologyIndex> index;
+  // Null when the topology is unknown (source kNone or kInvalid).
   std::shared_ptr<const TopologyGpuLayout> layout;
   // UUID per GPU index ("" unknown); null with `index`.
   std::shared_ptr<const std::vector<std::string>> uuids;
   GpuTopologySource source = GpuTopologySource::kNone;
   std::string problem;  // kInvalid: why, naming the field
+
+  // The layout's search tables; null when the topology is unknown.
+  const topology::TopologyIndex* index() const { return layout ? &layout->index() : nullptr; }
 };
 
 // How many pods hold each GPU of a node (a count, not a bit: a stale

@@ -115,7 +115,7 @@ TEST(GpuTopologiesTest, WhereANodesTopologyComesFrom) {
     SCOPED_TRACE(c.name);
     const NodeGpus gpus = topologies.Resolve(c.node);
     EXPECT_EQ(gpus.source, c.want);
-    EXPECT_EQ(gpus.index != nullptr,
+    EXPECT_EQ(gpus.index() != nullptr,
               c.want == GpuTopologySource::kAnnotation || c.want == GpuTopologySource::kProfile);
     EXPECT_NE(gpus.problem.find(c.problem), std::string::npos) << gpus.problem;
   }
@@ -125,7 +125,7 @@ TEST(GpuTopologiesTest, NodesOfOneModelShareTheirTablesButNotTheirUuids) {
   GpuTopologies topologies;
   const NodeGpus a = topologies.Resolve(IslandNode("a"));
   const NodeGpus b = topologies.Resolve(IslandNode("b"));
-  EXPECT_EQ(a.index.get(), b.index.get());
+  EXPECT_EQ(a.index(), b.index());
   EXPECT_EQ((*a.uuids)[3], "GPU-a-3");
   EXPECT_EQ((*b.uuids)[3], "GPU-b-3");
 }
@@ -175,7 +175,7 @@ TEST(GpuLedgerTest, CountsNodesBySourceAsAnnotationsChange) {
   state.UpsertNode(MakeNode("n1").Gpu(8).Annotation(kAnnotationGpuTopology, "[]"));
   EXPECT_EQ(count(GpuTopologySource::kAnnotation), 0u);
   EXPECT_EQ(count(GpuTopologySource::kInvalid), 1u);
-  EXPECT_EQ(state.FindNode("n1")->Gpus().index, nullptr) << "invalid: topology-unknown";
+  EXPECT_EQ(state.FindNode("n1")->Gpus().index(), nullptr) << "invalid: topology-unknown";
   state.DeleteNode("n1");
   EXPECT_EQ(count(GpuTopologySource::kInvalid), 0u);
 }

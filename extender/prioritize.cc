@@ -41,9 +41,9 @@ struct GpuFit {
 using GpuFitMemo = std::map<std::pair<const topology::TopologyIndex*, GpuMask>, GpuFit>;
 
 GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo& memo) {
-  if (node == nullptr || !node->known() || node->Gpus().index == nullptr) return {};
+  if (node == nullptr || !node->known() || node->Gpus().index() == nullptr) return {};
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
-  const topology::TopologyIndex& index = *node->Gpus().index;
+  const topology::TopologyIndex& index = *node->Gpus().index();
   const GpuMask credit =
       demand.own.has_value() && demand.own->node == node->name ? demand.own->gpus : 0;
   const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, credit);
