@@ -32,14 +32,12 @@ struct GpuPick {
   GpuMask gpus = 0;
   std::string_view link;  // VerbReply::gpu_set
 };
-GpuPick PickGpus(const Resources& request, const NodeInfo& node,
-                 const std::optional<Placement>& own) {
+GpuPick PickGpus(const Resources& request, const NodeInfo& node, const PodDemand& demand) {
   const int k = GpusRequested(request);
   if (k == 0) return {};
   if (node.Gpus().index() == nullptr) return {.link = "unchosen"};
-  const GpuMask credit = own.has_value() && own->node == node.name ? own->gpus : 0;
-  const std::optional<topology::GpuChoice> choice =
-      node.Gpus().index()->Choose(FreeGpus(node.Gpus(), node.gpu_holds, credit), k);
+  const std::optional<topology::GpuChoice> choice = node.Gpus().index()->Choose(
+      FreeGpus(node.Gpus(), node.gpu_holds, demand.GpuCredit(node.name)), k);
   // The count fitted but the ledger has fewer free GPUs: pods bound by
   // others hold GPUs without naming them. The device plugin decides then.
   if (!choice) return {.link = "unchosen"};
@@ -150,7 +148,7 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
   plan.action = BindAction::kPost;
   plan.code = kReasonBindPost;
   plan.outcome = ReplyOutcome::kOk;
-  const GpuPick gpus = PickGpus(pod->request, *node, own);
+  const GpuPick gpus = PickGpus(pod->request, *node, demand);
   plan.gpus = gpus.gpus;
   plan.gpu_set = gpus.link;
   plan.binding =

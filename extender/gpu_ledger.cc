@@ -132,9 +132,7 @@ NodeGpus GpuTopologies::FromSpec(const GpuTopologySpec& spec, GpuTopologySource 
   }
   auto uuids = std::make_shared<std::vector<std::string>>();
   for (const GpuDevice& gpu : spec.gpus) uuids->push_back(gpu.uuid);
-  return NodeGpus{.layout = std::move(layout),
-                  .uuids = std::move(uuids),
-                  .source = source};
+  return NodeGpus{.layout = std::move(layout), .uuids = std::move(uuids), .source = source};
 }
 
 StatusOr<GpuMask> ParseGpuIds(std::string_view text) {

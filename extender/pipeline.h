@@ -226,6 +226,10 @@ struct PodDemand {
   int64_t Credit(std::string_view node, std::string_view resource) const {
     return own.has_value() && own->node == node ? own->resources.Get(resource) : 0;
   }
+  // The same for the GPUs own holds there (a retried bind keeps its set).
+  GpuMask GpuCredit(std::string_view node) const {
+    return own.has_value() && own->node == node ? own->gpus : 0;
+  }
   // What `node` has of request.entries()[entry]'s resource.
   struct Amounts {
     int64_t allocatable = 0;

@@ -28,31 +28,29 @@ VerbReply EncodePriorities(const Candidates& candidates, const std::vector<int64
           {.hosts = candidates.names, .scores = scores, .plain_hosts = candidates.plain_names})};
 }
 
-// What a GPU pod would get on one candidate whose topology is known.
+// What a GPU pod would get on one candidate whose topology is known: the
+// layout's pick (the set, its link and the GPUs it strands, as the gang
+// planner sees them) and how full the node is after.
 struct GpuFit {
-  topology::LinkClass link = topology::LinkClass::kUnknown;  // kUnknown: not scored by GPUs
+  int link = 0;        // topology::LinkClass; 0: not scored by GPUs
   int free_after = 0;  // the node's free GPUs once the pod is there
-  int stranded = 0;    // GPUs it strands (TopologyIndex::Stranded), less those it takes
+  int stranded = 0;    // gang::GpuPick::damage
   auto Key() const { return std::pair(stranded, free_after); }  // lower is better
 };
 
-// The fits already computed, by (topology, free GPUs): nodes of one model
-// share their TopologyIndex and a few hundred free masks between them.
-using GpuFitMemo = std::map<std::pair<const topology::TopologyIndex*, GpuMask>, GpuFit>;
+// The fits already computed, by (layout, free GPUs): nodes of one model
+// share their layout and a few hundred free masks between them.
+using GpuFitMemo = std::map<std::pair<const gang::GpuLayout*, GpuMask>, GpuFit>;
 
 GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo& memo) {
-  if (node == nullptr || !node->known() || node->Gpus().index() == nullptr) return {};
+  if (node == nullptr || !node->known() || node->Gpus().layout == nullptr) return {};
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
-  const topology::TopologyIndex& index = *node->Gpus().index();
-  const GpuMask credit =
-      demand.own.has_value() && demand.own->node == node->name ? demand.own->gpus : 0;
-  const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, credit);
-  const auto [it, inserted] = memo.try_emplace({&index, free});
+  const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, demand.GpuCredit(node->name));
+  const auto [it, inserted] = memo.try_emplace({node->Gpus().layout.get(), free});
   if (!inserted) return it->second;
-  if (const std::optional<topology::GpuChoice> choice = index.Choose(free, k)) {
-    it->second = GpuFit{.link = choice->bottleneck,
-                        .free_after = std::popcount(free) - k,
-                        .stranded = index.Stranded(free & ~choice->mask) - index.Stranded(free)};
+  if (const std::optional<gang::GpuPick> pick = node->Gpus().layout->Pick(free, k)) {
+    it->second =
+        GpuFit{.link = pick->link, .free_after = std::popcount(free) - k, .stranded = pick->damage};
   }
   return it->second;
 }
@@ -66,7 +64,7 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   if (k == 0) return scores;
   std::vector<GpuFit> fits(nodes.size());
   GpuFitMemo memo;
-  topology::LinkClass best = topology::LinkClass::kUnknown;
+  int best = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     fits[i] = FitGpus(demand, k, nodes[i], memo);
     best = std::max(best, fits[i].link);
@@ -84,9 +82,9 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const GpuFit& fit = fits[i];
-    if (fit.link == topology::LinkClass::kUnknown) continue;
+    if (fit.link == 0) continue;
     if (fit.link != best) {
-      scores[i] = std::max(0, 3 - (static_cast<int>(best) - static_cast<int>(fit.link)));
+      scores[i] = std::max(0, 3 - (best - fit.link));
       continue;
     }
     const auto rank = std::ranges::lower_bound(keys, fit.Key()) - keys.begin();
@@ -129,13 +127,15 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   }
   // score: every candidate against the cache.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
-  std::vector<const NodeInfo*> nodes(candidates.names.size());
+  // GPU pods keep the nodes seen, for the GPU scores below; others need none.
+  const bool gpu_pod = GpusRequested(demand.request) > 0;
+  std::vector<const NodeInfo*> nodes(gpu_pod ? candidates.names.size() : 0);
   snapshot.FindEach(candidates.names, [&](size_t i, const NodeInfo* node) {
     scores[i] = ScoreNode(demand, node, config_.score_strategy);
-    nodes[i] = node;
+    if (gpu_pod) nodes[i] = node;
   });
   // GPU pods: on nodes whose topology is known, the GPU set decides.
-  scores = ScoreGpuNodes(demand, nodes, std::move(scores));
+  if (gpu_pod) scores = ScoreGpuNodes(demand, nodes, std::move(scores));
   // encode: one HostPriority per name sent, in the order sent.
   return EncodePriorities(candidates, scores);
 }
