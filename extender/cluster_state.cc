@@ -360,9 +360,9 @@ void ClusterState::Account(std::string_view node, const Resources& resources, in
   });
 }
 
-void ClusterState::ResolveGpus(const NodeInfo& before, NodeInfo& info) {
-  if (before.known() && GpuTopologies::SameInputs(*before.node, *info.node)) return;
-  if (before.known()) --gpu_topology_nodes_[static_cast<size_t>(before.Gpus().source)];
+void ClusterState::ResolveGpus(const Node* before, NodeInfo& info) {
+  if (before != nullptr && GpuTopologies::SameInputs(*before, *info.node)) return;
+  if (before != nullptr) --gpu_topology_nodes_[static_cast<size_t>(info.Gpus().source)];
   auto gpus = std::make_shared<const NodeGpus>(gpu_topologies_.Resolve(*info.node));
   ++gpu_topology_nodes_[static_cast<size_t>(gpus->source)];
   if (gpus->source == GpuTopologySource::kInvalid) {
@@ -378,11 +378,11 @@ void ClusterState::UpsertNode(Node node) {
   const uint32_t slot = SlotOrCreate(node.meta.name);
   auto shared = std::make_shared<const Node>(std::move(node));
   ChangeNode(slot, [&](NodeInfo& info) {
-    const NodeInfo before = info;
-    if (!info.known()) ++known_nodes_;
+    const std::shared_ptr<const Node> before = std::move(info.node);
+    if (before == nullptr) ++known_nodes_;
     info.allocatable = shared->allocatable;
     info.node = std::move(shared);
-    ResolveGpus(before, info);
+    ResolveGpus(before.get(), info);
   });
 }
 

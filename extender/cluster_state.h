@@ -437,8 +437,9 @@ class ClusterState {
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
   void Account(std::string_view node, const Resources& resources, int sign, bool assumed,
                GpuMask gpus);
-  // Resolves the node's GPU topology when what it is read from changed.
-  void ResolveGpus(const NodeInfo& before, NodeInfo& info);
+  // Resolves the node's GPU topology when what it is read from changed
+  // since `before` (null: the node is new).
+  void ResolveGpus(const Node* before, NodeInfo& info);
   void DropAssumption(std::string_view uid);
   void IndexGangPod(const Pod& pod, const std::string& old_group);
   void UnindexGangPod(std::string_view uid, const std::string& group);

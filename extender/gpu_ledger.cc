@@ -52,20 +52,6 @@ int TopologyGpuLayout::BestLink(int k) const {
   return static_cast<int>(index_.BestClass(index_.healthy(), k));
 }
 
-std::string_view GpuTopologySourceName(GpuTopologySource source) {
-  switch (source) {
-    case GpuTopologySource::kNone:
-      return "none";
-    case GpuTopologySource::kAnnotation:
-      return "annotation";
-    case GpuTopologySource::kProfile:
-      return "profile";
-    case GpuTopologySource::kInvalid:
-      return "invalid";
-  }
-  return "none";
-}
-
 void GpuHolds::Add(GpuMask gpus, int sign) {
   for (GpuMask m = gpus; m != 0; m &= m - 1) {
     const int i = std::countr_zero(m);

@@ -48,7 +48,12 @@ inline constexpr std::string_view kLabelGpuCount = "nvidia.com/gpu.count";
 // Where a node's GPU topology came from.
 enum class GpuTopologySource : uint8_t { kNone, kAnnotation, kProfile, kInvalid };
 inline constexpr int kGpuTopologySources = 4;
-std::string_view GpuTopologySourceName(GpuTopologySource source);  // "none", "annotation", ...
+// The sources' names, in enum order (metric labels).
+inline constexpr std::array<std::string_view, kGpuTopologySources> kGpuTopologySourceNames = {
+    "none", "annotation", "profile", "invalid"};
+inline std::string_view GpuTopologySourceName(GpuTopologySource source) {
+  return kGpuTopologySourceNames[static_cast<size_t>(source)];
+}
 
 // A TopologyIndex as the gang planner sees it (gang::GpuLayout).
 class TopologyGpuLayout final : public gang::GpuLayout {

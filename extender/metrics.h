@@ -48,8 +48,6 @@ inline constexpr std::array<std::string_view, 5> kCacheKinds = {"nodes", "pods",
 // topology::LinkClassName values, "single" (one GPU) and "unchosen".
 inline constexpr std::array<std::string_view, 7> kGpuSetLinks = {
     "nvlink", "pcie-switch", "pcie-host", "numa", "sys", "single", "unchosen"};
-inline constexpr std::array<std::string_view, 4> kGpuTopologySourceNames = {"none", "annotation",
-                                                                            "profile", "invalid"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
