@@ -320,7 +320,13 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
     auto pods = state.gang_pods().find(key);
     gang::Gang g = GangOf(group, pods == state.gang_pods().end() ? nullptr : &pods->second, state);
     if (g.spec.min_member <= 1) DropUngatedPending(g);
-    needs_view = needs_view || std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
+    // Admission (Pending -> Inqueue) weighs spec.minResources against the
+    // free capacity, before any pod exists: the reconciler creates a Job's
+    // pods only after it.
+    const bool awaits_admission =
+        (g.phase.empty() || g.phase == kPodGroupPending) && g.spec.min_resources.has_value();
+    needs_view = needs_view || awaits_admission ||
+                 std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
                    return m.state == MemberState::kPending || m.state == MemberState::kReserved;
                  });
     if (auto it = reserved_since.find(key); it != reserved_since.end()) {

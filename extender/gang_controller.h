@@ -56,8 +56,8 @@ class Registry;
 namespace muster::extender {
 
 // The scheduling gate muster's reconciler (or the user) puts on gang members;
-// muster lifts it once the gang is reserved.
-inline constexpr std::string_view kGangGate = "muster.io/gang";
+// muster lifts it once the gang is reserved (model/pod_group.h).
+inline constexpr std::string_view kGangGate = kGangSchedulingGate;
 // Set on an ungated member when it is reserved (the node): the update makes
 // kube-scheduler retry the pod at once.
 inline constexpr std::string_view kAnnotationReservedNode = "muster.io/reserved-node";

@@ -326,6 +326,27 @@ TEST(GangControllerTest, MetricsCountReservationsPhasesAndWaits) {
   EXPECT_EQ(sample("muster_gang_partial_gpu_seconds_total"), 0);
 }
 
+// A Volcano Job's PodGroup comes before its pods: muster's reconciler
+// creates them only once the PodGroup is Inqueue. Admission weighs
+// spec.minResources against the free capacity with no pod in the cache.
+TEST(GangControllerTest, AdmitsAPodGroupWithoutPodsWhenItsMinimumFits) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);  // 16 GPUs
+  cluster.Add(MakePodGroup("fits").Namespace("ml").MinMember(2).MinResources(
+      test::Res({{"cpu", "2"}, {"nvidia.com/gpu", "16"}})));
+  cluster.Add(MakePodGroup("too-big").Namespace("ml").MinMember(3).MinResources(
+      test::Res({{"cpu", "3"}, {"nvidia.com/gpu", "24"}})));
+  ExtenderMetrics metrics;
+  GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+  controller.RunPass();
+  const auto samples = fixture::ParseMetricsText(metrics.Text());
+  auto gangs = [&](const std::string& phase) {
+    return fixture::FindSample(samples, "muster_gangs", {{"phase", phase}}).value_or(-1);
+  };
+  EXPECT_EQ(gangs("Inqueue"), 1);  // "fits": 16 of 16 GPUs
+  EXPECT_EQ(gangs("Pending"), 1);  // "too-big": 24 GPUs > 16
+}
+
 // Queues (issue #6): gangs are reserved in fair-share order, weight 1:3
 // gives 1 node to 3, and gangs of missing or closed queues wait with why.
 TEST(GangControllerTest, QueuesShareTheClusterByWeightAndHoldGangsTheyDoNotAdmit) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/object_meta.h"
@@ -29,6 +30,11 @@ struct PodGroupSpec {
   std::optional<NetworkTopologySpec> network_topology;
   friend bool operator==(const PodGroupSpec&, const PodGroupSpec&) = default;
 };
+
+// The scheduling gate gang members are created behind (muster's Job
+// reconciler does; users may): the extender's gang controller lifts it once
+// the whole gang is reserved (docs/gang.md).
+inline constexpr std::string_view kGangSchedulingGate = "muster.io/gang";
 
 // Volcano phase names.
 inline constexpr std::string_view kPodGroupPending = "Pending";
