@@ -26,29 +26,13 @@
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "model/clock.h"
+#include "model/flags.h"
 #include "model/time.h"
 
 namespace muster::extender {
 namespace {
 
-Status FlagError(std::string_view flag, const std::string& what) {
-  return Status(StatusCode::kInvalidArgument, "flag --" + std::string(flag) + ": " + what);
-}
-
-Status ParseInt(std::string_view flag, const std::string& value, int64_t min, int64_t max,
-                int64_t* out) {
-  int64_t v = 0;
-  const char* end = value.data() + value.size();
-  auto [ptr, ec] = std::from_chars(value.data(), end, v);
-  if (value.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
-    return FlagError(flag, "\"" + value + "\" is not an integer in [" + std::to_string(min) + ", " +
-                               std::to_string(max) + "]");
-  }
-  *out = v;
-  return Status::Ok();
-}
-
-using Setter = std::function<Status(const std::string& value, ExtenderFlags& flags)>;
+using Setter = FlagSetter<ExtenderFlags>;
 
 // A flag taking a Go duration of at least `min`, stored where `field` says.
 Setter DurationInto(std::string_view flag, Duration min,
@@ -86,8 +70,8 @@ Setter ServerString(std::string ServerOptions::*field) {
   };
 }
 
-const std::map<std::string, Setter, std::less<>>& Setters() {
-  static const auto* setters = new std::map<std::string, Setter, std::less<>>{
+const FlagTable<ExtenderFlags>& Setters() {
+  static const auto* setters = new FlagTable<ExtenderFlags>{
       {"listen", ServerString(&ServerOptions::listen_address)},
       {"prefix", ServerString(&ServerOptions::prefix)},
       {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
@@ -97,28 +81,28 @@ const std::map<std::string, Setter, std::less<>>& Setters() {
       {"port",
        [](const std::string& v, ExtenderFlags& f) {
          int64_t port = 0;
-         MUSTER_RETURN_IF_ERROR(ParseInt("port", v, 1, 65535, &port));
+         MUSTER_RETURN_IF_ERROR(ParseIntFlag("port", v, 1, 65535, &port));
          f.server.port = static_cast<int>(port);
          return Status::Ok();
        }},
       {"max-body-bytes",
        [](const std::string& v, ExtenderFlags& f) {
          int64_t n = 0;
-         MUSTER_RETURN_IF_ERROR(ParseInt("max-body-bytes", v, 1, int64_t{1} << 40, &n));
+         MUSTER_RETURN_IF_ERROR(ParseIntFlag("max-body-bytes", v, 1, int64_t{1} << 40, &n));
          f.server.max_body_bytes = static_cast<size_t>(n);
          return Status::Ok();
        }},
       {"kube-api-qps",
        [](const std::string& v, ExtenderFlags& f) {
          int64_t qps = 0;
-         MUSTER_RETURN_IF_ERROR(ParseInt("kube-api-qps", v, 1, 100000, &qps));
+         MUSTER_RETURN_IF_ERROR(ParseIntFlag("kube-api-qps", v, 1, 100000, &qps));
          f.kube_api_qps = static_cast<double>(qps);
          return Status::Ok();
        }},
       {"kube-api-burst",
        [](const std::string& v, ExtenderFlags& f) {
          int64_t burst = 0;
-         MUSTER_RETURN_IF_ERROR(ParseInt("kube-api-burst", v, 1, 100000, &burst));
+         MUSTER_RETURN_IF_ERROR(ParseIntFlag("kube-api-burst", v, 1, 100000, &burst));
          f.kube_api_burst = static_cast<int>(burst);
          return Status::Ok();
        }},
@@ -195,31 +179,7 @@ Status CheckCombination(const ExtenderFlags& flags) {
 
 StatusOr<ExtenderFlags> ParseExtenderFlags(const std::vector<std::string>& args) {
   ExtenderFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      return Status(StatusCode::kInvalidArgument, "unexpected argument \"" + arg + "\"");
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    auto setter = Setters().find(name);
-    if (setter == Setters().end()) {
-      return Status(StatusCode::kInvalidArgument, "unknown flag --" + name);
-    }
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return FlagError(name, "needs a value");
-    }
-    MUSTER_RETURN_IF_ERROR(setter->second(value, flags));
-  }
+  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, Setters(), flags, &flags.help));
   MUSTER_RETURN_IF_ERROR(CheckCombination(flags));
   return flags;
 }
