@@ -20,7 +20,7 @@ ALLOWED = {
     "queue": {"model"},
     "topology": {"model"},
     "extender": {"model", "gang", "queue", "topology", "kube/codec", "kube/client"},
-    "reconciler": {"model", "gang", "queue", "kube/codec", "kube/client"},
+    "reconciler": {"model", "kube/codec", "kube/client"},
     "bench": {"model", "gang", "queue", "topology", "kube/codec", "extender"},
     "cmd": {"model", "gang", "queue", "topology", "kube/codec", "kube/client", "extender",
             "reconciler", "cmd"},

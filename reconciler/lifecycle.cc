@@ -1,0 +1,604 @@
+#include "reconciler/lifecycle.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "reconciler/naming.h"
+
+namespace muster::reconciler {
+namespace {
+
+bool Contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string_view PhaseOf(const Job& job) {
+  return job.status.state.phase.empty() ? kPending : std::string_view(job.status.state.phase);
+}
+
+bool IsInternal(const Request& request) { return request.event.empty(); }
+
+int32_t TotalReplicas(const Job& job) {
+  int32_t total = 0;
+  for (const TaskSpec& task : job.spec.tasks) total += task.replicas;
+  return total;
+}
+
+const TaskSpec* FindTask(const Job& job, std::string_view name) {
+  for (const TaskSpec& task : job.spec.tasks) {
+    if (task.name == name) return &task;
+  }
+  return nullptr;
+}
+
+// A policy matches an event by name (or "*"), or an exit code by value.
+// PodPending matches only with a timeout: without one it would fire on
+// every pod creation.
+bool Matches(const LifecyclePolicy& policy, const Request& request) {
+  if (policy.exit_code.has_value()) {
+    return request.exit_code.has_value() && *request.exit_code == *policy.exit_code;
+  }
+  std::vector<std::string> events = policy.events;
+  if (!policy.event.empty()) events.push_back(policy.event);
+  bool named = Contains(events, request.event) || Contains(events, kAnyEvent);
+  if (!named) return false;
+  return request.event != kPodPendingEvent || policy.timeout.has_value();
+}
+
+std::optional<ResolvedAction> FirstMatch(const std::vector<LifecyclePolicy>& policies,
+                                         const Request& request) {
+  for (const LifecyclePolicy& policy : policies) {
+    if (Matches(policy, request)) return ResolvedAction{policy.action, policy.timeout};
+  }
+  return std::nullopt;
+}
+
+// The mutable state of one Reconcile call.
+struct Run {
+  const JobSnapshot& snap;
+  const Job& job;
+  Time now;
+  Plan plan;
+  std::set<std::string> killed;  // names killed by this plan
+  std::string phase;             // the phase being decided
+
+  void Kill(const Pod& pod) {
+    if (pod.meta.deletion_timestamp.has_value()) return;
+    if (killed.insert(pod.meta.name).second) plan.kill_pods.push_back(pod.meta.name);
+  }
+};
+
+const Pod* FindPod(const JobSnapshot& snap, std::string_view name) {
+  for (const Pod* pod : snap.pods) {
+    if (pod->meta.name == name) return pod;
+  }
+  return nullptr;
+}
+
+// --- Status counters -------------------------------------------------------
+
+void CountPods(Run& run) {
+  JobStatus& status = run.plan.status;
+  status.pending = status.running = status.succeeded = status.failed = 0;
+  status.unknown = status.terminating = 0;
+  status.task_status_count.clear();
+  for (const Pod* pod : run.snap.pods) {
+    if (pod->meta.deletion_timestamp.has_value() || run.killed.count(pod->meta.name)) {
+      ++status.terminating;
+      continue;
+    }
+    const std::string& phase = pod->status.phase.empty() ? "Pending" : pod->status.phase;
+    if (phase == "Pending")
+      ++status.pending;
+    else if (phase == "Running")
+      ++status.running;
+    else if (phase == "Succeeded")
+      ++status.succeeded;
+    else if (phase == "Failed")
+      ++status.failed;
+    else
+      ++status.unknown;
+    std::string task;
+    int index = 0;
+    if (PodTaskAndIndex(*pod, &task, &index)) ++status.task_status_count[task][phase];
+  }
+}
+
+// --- Kills -----------------------------------------------------------------
+
+// Volcano's killJob: every pod but (with `soft`, or on the last retry) the
+// finished ones; the PodGroup goes too. `bump` starts a new job version.
+void KillJob(Run& run, bool soft, bool bump) {
+  const JobStatus& status = run.job.status;
+  bool last_retry = status.retry_count >= run.job.spec.max_retry - 1;
+  for (const Pod* pod : run.snap.pods) {
+    if ((soft || last_retry) && pod->IsTerminal()) continue;
+    run.Kill(*pod);
+  }
+  if (run.snap.pod_group != nullptr) run.plan.pod_group_op = Plan::PodGroupOp::kDelete;
+  if (bump) ++run.plan.status.version;
+}
+
+// RestartTask / RestartPod: the event's task or pod only.
+void KillTarget(Run& run, const Request& request, std::string_view action) {
+  for (const Pod* pod : run.snap.pods) {
+    std::string task;
+    int index = 0;
+    bool hit = action == kRestartPod ? pod->meta.name == request.pod
+                                     : PodTaskAndIndex(*pod, &task, &index) && task == request.task;
+    if (hit) run.Kill(*pod);
+  }
+}
+
+// --- SyncJob ---------------------------------------------------------------
+
+bool PodGroupDiffers(const PodGroup& have, const PodGroup& want) {
+  return have.spec.min_member != want.spec.min_member ||
+         have.spec.min_task_member != want.spec.min_task_member ||
+         have.spec.priority_class_name != want.spec.priority_class_name ||
+         have.spec.min_resources != want.spec.min_resources;
+}
+
+// Volcano's initiateJob/createOrUpdatePodGroup plus the plugin objects.
+void EnsureGroupAndObjects(Run& run) {
+  for (const auto& [name, args] : run.job.spec.plugins) {
+    if (!run.job.status.controlled_resources.count("plugin-" + name)) {
+      run.plan.ensure_job_objects = true;
+    }
+  }
+  if (run.plan.ensure_job_objects) {
+    for (const auto& [name, args] : run.job.spec.plugins) {
+      run.plan.status.controlled_resources["plugin-" + name] = name;
+    }
+  }
+  PodGroup want = DesiredPodGroup(run.job);
+  if (run.snap.pod_group == nullptr) {
+    run.plan.pod_group_op = Plan::PodGroupOp::kCreate;
+    run.plan.pod_group = std::move(want);
+  } else if (PodGroupDiffers(*run.snap.pod_group, want)) {
+    run.plan.pod_group_op = Plan::PodGroupOp::kUpdate;
+    run.plan.pod_group = std::move(want);
+  }
+}
+
+// Ready: Running with every container ready.
+bool IsReady(const Pod& pod) {
+  if (pod.status.phase != "Running") return false;
+  for (const ContainerStatus& c : pod.status.container_statuses) {
+    if (!c.ready) return false;
+  }
+  return true;
+}
+
+// A task with dependsOn starts once its dependencies have at least their
+// minAvailable pods Running and ready ("all": every one; "any": one).
+bool DependenciesReady(const Run& run, const TaskSpec& task) {
+  if (!task.depends_on.has_value() || task.depends_on->name.empty()) return true;
+  bool any = task.depends_on->iteration == "any";
+  bool all_ready = true;
+  for (const std::string& dep : task.depends_on->name) {
+    const TaskSpec* spec = FindTask(run.job, dep);
+    int32_t need = spec == nullptr ? 0 : spec->min_available.value_or(spec->replicas);
+    int32_t ready = 0;
+    for (const Pod* pod : run.snap.pods) {
+      std::string t;
+      int i = 0;
+      if (PodTaskAndIndex(*pod, &t, &i) && t == dep && IsReady(*pod)) ++ready;
+    }
+    bool ok = ready >= need;
+    if (any && ok) return true;
+    all_ready = all_ready && ok;
+  }
+  return !any && all_ready;
+}
+
+bool PodGroupAdmitted(const PodGroup* pg) {
+  return pg != nullptr && !pg->status.phase.empty() && pg->status.phase != kPodGroupPending;
+}
+
+// Volcano's syncJob: create missing replicas (once admitted), kill surplus
+// replicas, out-of-sync pods and live pods of an older version.
+void SyncPods(Run& run) {
+  bool initiate = run.phase == kPending || run.phase == kRunning;
+  if (initiate) EnsureGroupAndObjects(run);
+  bool may_create = initiate && PodGroupAdmitted(run.snap.pod_group);
+  std::set<std::string> wanted;
+  for (size_t t = 0; t < run.job.spec.tasks.size(); ++t) {
+    const TaskSpec& task = run.job.spec.tasks[t];
+    bool deps_ready = DependenciesReady(run, task);
+    for (int i = 0; i < task.replicas; ++i) {
+      std::string name = PodName(run.job.meta.name, task.name, i);
+      wanted.insert(name);
+      const Pod* pod = FindPod(run.snap, name);
+      if (pod == nullptr) {
+        if (may_create && deps_ready) run.plan.create_pods.push_back(PodSlot{t, i});
+        continue;
+      }
+      bool stale = PodVersion(*pod) < run.job.status.version && !pod->IsTerminal();
+      if (stale || pod->meta.annotations.count(std::string(kOutOfSyncKey))) run.Kill(*pod);
+    }
+  }
+  for (const Pod* pod : run.snap.pods) {
+    if (!wanted.count(pod->meta.name)) run.Kill(*pod);
+  }
+}
+
+// --- Phase decisions ---------------------------------------------------------
+
+// Running + SyncJob (Volcano state/running.go).
+std::string_view RunningPhase(const Job& job, const JobStatus& s) {
+  int32_t total = TotalReplicas(job);
+  if (total == 0) return kRunning;
+  if (job.spec.min_success.has_value() && s.succeeded >= *job.spec.min_success) return kCompleted;
+  if (s.succeeded + s.failed == total) {
+    int32_t task_min_sum = 0;
+    for (const TaskSpec& t : job.spec.tasks) task_min_sum += t.min_available.value_or(t.replicas);
+    if (job.spec.min_available >= task_min_sum) {
+      for (const TaskSpec& t : job.spec.tasks) {
+        if (!t.min_available.has_value()) continue;
+        auto it = s.task_status_count.find(t.name);
+        int32_t done = 0;
+        if (it != s.task_status_count.end() && it->second.count("Succeeded")) {
+          done = it->second.at("Succeeded");
+        }
+        if (done < *t.min_available) return kFailed;
+      }
+    }
+    if (job.spec.min_success.has_value() && s.succeeded < *job.spec.min_success) return kFailed;
+    return s.succeeded >= job.spec.min_available ? kCompleted : kFailed;
+  }
+  if (s.pending > total - job.spec.min_available) return kPending;
+  return kRunning;
+}
+
+// Restarting: Failed once the retries are spent, else Pending again when
+// enough of the old pods are gone.
+std::string_view RestartingPhase(const Job& job, const JobStatus& s) {
+  if (s.retry_count >= job.spec.max_retry) return kFailed;
+  if (TotalReplicas(job) - s.terminating >= s.min_available) return kPending;
+  return kRestarting;
+}
+
+bool NoneAlive(const JobStatus& s) {
+  return s.terminating == 0 && s.pending == 0 && s.running == 0;
+}
+
+void StartRestart(Run& run, bool soft, bool bump) {
+  KillJob(run, soft, bump);
+  ++run.plan.status.retry_count;
+  run.phase = kRestarting;
+}
+
+// Executes `action` in the current phase (Volcano's state/*.go Execute).
+void Execute(Run& run, std::string_view action, const Request& request) {
+  const std::string phase = run.phase;
+  bool live = phase == kPending || phase == kRunning;
+  if (live && (action == kRestartJob)) return StartRestart(run, /*soft=*/false, /*bump=*/true);
+  if (live && (action == kRestartTask || action == kRestartPod)) {
+    KillTarget(run, request, action);
+    ++run.plan.status.retry_count;
+    run.phase = kRestarting;
+    return;
+  }
+  if (live && (action == kAbortJob || action == kTerminateJob || action == kCompleteJob)) {
+    KillJob(run, /*soft=*/true, /*bump=*/true);
+    run.phase = action == kAbortJob       ? kAborting
+                : action == kTerminateJob ? kTerminating
+                                          : kCompleting;
+    return;
+  }
+  if (live) return SyncPods(run);
+  if (phase == kRestarting) {
+    if (action == kRestartTask || action == kRestartPod)
+      KillTarget(run, request, action);
+    else if (action != kSync)
+      KillJob(run, /*soft=*/false, /*bump=*/false);
+    else
+      SyncPods(run);
+    return;
+  }
+  if ((phase == kAborting || phase == kAborted) && action == kResumeJob) {
+    return StartRestart(run, /*soft=*/true, /*bump=*/true);
+  }
+  // Aborting, Aborted, Completing, Terminating and the finished phases: keep
+  // killing what is still alive; the phase settles below.
+  KillJob(run, /*soft=*/true, /*bump=*/false);
+}
+
+// The phase after the action, from the counters (Volcano's UpdateStatusFn).
+std::string_view SettlePhase(const Run& run) {
+  const JobStatus& s = run.plan.status;
+  const Job& job = run.job;
+  const std::string& phase = run.phase;
+  if (phase == kPending) {
+    return job.spec.min_available <= s.running + s.succeeded + s.failed ? kRunning : kPending;
+  }
+  if (phase == kRunning) return RunningPhase(job, s);
+  if (phase == kRestarting) return RestartingPhase(job, s);
+  if (phase == kAborting) return NoneAlive(s) ? kAborted : kAborting;
+  if (phase == kCompleting) return NoneAlive(s) ? kCompleted : kCompleting;
+  if (phase == kTerminating) return NoneAlive(s) ? kTerminated : kTerminating;
+  return phase;
+}
+
+// Phase change: lastTransitionTime and Volcano's one-condition-per-phase list.
+void SetPhase(Run& run, std::string_view next) {
+  JobStatus& s = run.plan.status;
+  if (s.state.phase == next) return;
+  s.state.phase = std::string(next);
+  s.state.last_transition_time = run.now;
+  std::erase_if(s.conditions, [&](const JobCondition& c) { return c.status == next; });
+  s.conditions.push_back(JobCondition{std::string(next), run.now});
+  if (!run.job.meta.creation_timestamp.is_zero()) {
+    s.running_duration = run.now - run.job.meta.creation_timestamp;
+  }
+  if (next == kFailed) {
+    s.state.reason = s.retry_count >= run.job.spec.max_retry ? "MaxRetryExceeded" : "JobFailed";
+    s.state.message = s.state.reason == "MaxRetryExceeded"
+                          ? "retried " + std::to_string(s.retry_count) + " times (maxRetry " +
+                                std::to_string(run.job.spec.max_retry) + ")"
+                          : "fewer pods succeeded than the job needs";
+    run.plan.events.push_back({"Warning", "JobFailed", s.state.message});
+  } else {
+    s.state.reason.clear();
+    s.state.message.clear();
+  }
+}
+
+// Would the event that raised `request` still be true? (A timed-out policy
+// acts only then: a pod that left Pending cancels its PodPending action.)
+bool StillHolds(const JobSnapshot& snap, const Request& request) {
+  const Pod* pod = FindPod(snap, request.pod);
+  if (request.event == kPodPendingEvent) {
+    return pod != nullptr && pod->meta.uid == request.pod_uid &&
+           (pod->status.phase.empty() || pod->status.phase == "Pending") &&
+           !pod->meta.deletion_timestamp.has_value();
+  }
+  return pod == nullptr || pod->status.phase != "Running";
+}
+
+// PodPending timeouts, level-based (a restart of the reconciler loses
+// nothing): the current-version pending pod whose policy is overdue first
+// (`overdue`), else the first instant one will be.
+struct PendingTimeout {
+  std::optional<Request> overdue;
+  std::optional<Time> next;
+};
+PendingTimeout PendingTimeouts(const JobSnapshot& snap, const Job& job, Time now) {
+  PendingTimeout out;
+  for (const Pod* pod : snap.pods) {
+    if (!(pod->status.phase.empty() || pod->status.phase == "Pending")) continue;
+    if (pod->meta.deletion_timestamp.has_value()) continue;
+    if (PodVersion(*pod) < job.status.version) continue;
+    Request probe{.event = std::string(kPodPendingEvent),
+                  .pod = pod->meta.name,
+                  .pod_uid = pod->meta.uid,
+                  .pod_version = PodVersion(*pod)};
+    int index = 0;
+    PodTaskAndIndex(*pod, &probe.task, &index);
+    ResolvedAction r = ResolveAction(job, probe);
+    if (!r.timeout.has_value() || r.action == kSync) continue;
+    Time due = pod->meta.creation_timestamp + *r.timeout;
+    if (due <= now) {
+      probe.timeout_elapsed = true;
+      if (!out.overdue) out.overdue = probe;
+    } else if (!out.next || due < *out.next) {
+      out.next = due;
+    }
+  }
+  return out;
+}
+
+void ScheduleTtl(Run& run) {
+  const JobStatus& s = run.plan.status;
+  if (!IsFinished(s.state.phase) || !run.job.spec.ttl_seconds_after_finished.has_value()) return;
+  Time due =
+      s.state.last_transition_time + std::chrono::seconds(*run.job.spec.ttl_seconds_after_finished);
+  if (due <= run.now) {
+    run.plan.delete_job = true;
+  } else {
+    run.plan.recheck_at = due;
+  }
+}
+
+}  // namespace
+
+bool IsFinished(std::string_view phase) {
+  return phase == kCompleted || phase == kFailed || phase == kTerminated;
+}
+
+ResolvedAction ResolveAction(const Job& job, const Request& request) {
+  if (!request.action.empty()) return {request.action, std::nullopt};
+  if (IsInternal(request) || request.pod_version < job.status.version)
+    return {std::string(kSync), {}};
+  if (const TaskSpec* task = FindTask(job, request.task)) {
+    if (auto hit = FirstMatch(task->policies, request)) return *hit;
+  }
+  if (auto hit = FirstMatch(job.spec.policies, request)) return *hit;
+  return {std::string(kSync), std::nullopt};
+}
+
+Plan Reconcile(const JobSnapshot& snapshot, const Request& request, Time now) {
+  const Job& job = *snapshot.job;
+  Run run{snapshot, job, now, Plan{}, {}, std::string(PhaseOf(job))};
+  run.plan.status = job.status;
+  run.plan.status.min_available = job.spec.min_available;
+
+  // A plain sync also acts for a pod whose PodPending timeout has passed.
+  std::optional<Request> overdue;
+  if (IsInternal(request) && request.action.empty() && !IsFinished(run.phase)) {
+    overdue = PendingTimeouts(snapshot, job, now).overdue;
+  }
+  const Request& req = overdue ? *overdue : request;
+  ResolvedAction resolved{std::string(kSync), std::nullopt};
+  if (!IsFinished(run.phase)) resolved = ResolveAction(job, req);
+  if (resolved.timeout.has_value() && !req.timeout_elapsed) {
+    Request later = req;
+    later.timeout_elapsed = true;
+    const Pod* pod = FindPod(snapshot, req.pod);
+    bool from_creation =
+        req.event == kPodPendingEvent && pod != nullptr && !pod->meta.creation_timestamp.is_zero();
+    run.plan.delayed = later;
+    run.plan.delayed_due = (from_creation ? pod->meta.creation_timestamp : now) + *resolved.timeout;
+    resolved = {std::string(kSync), std::nullopt};
+  } else if (req.timeout_elapsed && !StillHolds(snapshot, req)) {
+    resolved = {std::string(kSync), std::nullopt};
+  }
+  if (resolved.action != kSync) {
+    run.plan.events.push_back({"Normal", "ExecuteAction",
+                               "Start to execute action " + resolved.action +
+                                   (req.event.empty() ? "" : " on event " + req.event) +
+                                   (req.pod.empty() ? "" : " of pod " + req.pod)});
+  }
+  run.plan.action = resolved.action;
+  Execute(run, resolved.action, req);
+  CountPods(run);
+  SetPhase(run, SettlePhase(run));
+  if (!IsFinished(run.plan.status.state.phase)) {
+    run.plan.recheck_at = PendingTimeouts(snapshot, job, now).next;
+  }
+  ScheduleTtl(run);
+  return std::move(run.plan);
+}
+
+PodGroup DesiredPodGroup(const Job& job) {
+  PodGroup pg;
+  pg.meta.name = PodGroupName(job);
+  pg.meta.namespace_ = job.meta.namespace_;
+  pg.meta.labels = job.meta.labels;
+  pg.meta.annotations = job.meta.annotations;
+  pg.meta.owner_references.push_back(OwnerReference{
+      std::string(kJobApiVersion), std::string(kJobKind), job.meta.name, job.meta.uid, true, true});
+  pg.spec.min_member = job.spec.min_available;
+  pg.spec.queue = job.spec.queue;
+  pg.spec.priority_class_name = job.spec.priority_class_name;
+  pg.spec.network_topology = job.spec.network_topology;
+  Resources min_resources;
+  int32_t left = job.spec.min_available;
+  int32_t task_min_sum = 0;
+  for (const TaskSpec& task : job.spec.tasks) {
+    pg.spec.min_task_member[task.name] = task.min_available.value_or(task.replicas);
+    task_min_sum += task.min_available.value_or(task.replicas);
+  }
+  auto take = [&](const TaskSpec& task, int32_t count) {
+    count = std::max(0, std::min(count, left));
+    for (int32_t i = 0; i < count; ++i) min_resources += task.template_pod.EffectiveRequest();
+    left -= count;
+  };
+  if (job.spec.min_available < task_min_sum) {
+    // The first minAvailable pods, each task up to its replicas.
+    for (const TaskSpec& task : job.spec.tasks) take(task, task.replicas);
+  } else {
+    // Each task's own minimum first, then the tasks' extra replicas in order.
+    for (const TaskSpec& task : job.spec.tasks)
+      take(task, task.min_available.value_or(task.replicas));
+    for (const TaskSpec& task : job.spec.tasks) {
+      take(task, task.replicas - task.min_available.value_or(task.replicas));
+    }
+  }
+  pg.spec.min_resources = min_resources;
+  return pg;
+}
+
+std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
+                                       const std::vector<const Pod*>& task_pods) {
+  const Pod* pod = after != nullptr ? after : before;
+  std::vector<Request> out;
+  if (pod == nullptr || pod->meta.annotations.count(std::string(kOutOfSyncKey))) {
+    out.push_back(Request{});
+    return out;
+  }
+  Request base;
+  int index = 0;
+  PodTaskAndIndex(*pod, &base.task, &index);
+  base.pod = pod->meta.name;
+  base.pod_uid = pod->meta.uid;
+  base.pod_version = PodVersion(*pod);
+  auto raise = [&](std::string_view event) {
+    Request r = base;
+    r.event = std::string(event);
+    out.push_back(std::move(r));
+  };
+  const std::string old_phase = before == nullptr ? "" : before->status.phase;
+  bool deleting_now = after == nullptr
+                          ? !before->meta.deletion_timestamp.has_value()
+                          : after->meta.deletion_timestamp.has_value() &&
+                                (before == nullptr || !before->meta.deletion_timestamp.has_value());
+  if (deleting_now) {
+    // Also an add: a pod first seen while someone else deletes it (after a
+    // restart of the reconciler) was evicted meanwhile.
+    raise(kPodEvicted);
+    return out;
+  }
+  if (after == nullptr) {
+    out.push_back(Request{});  // gone after a deletion already seen
+    return out;
+  }
+  const std::string& phase = after->status.phase;
+  if (phase != old_phase || before == nullptr) {
+    if (phase.empty() || phase == "Pending") raise(kPodPendingEvent);
+    if (phase == "Failed") {
+      Request r = base;
+      r.event = std::string(kPodFailed);
+      for (const ContainerStatus& c : after->status.container_statuses) {
+        r.exit_code = c.exit_code;
+        break;
+      }
+      out.push_back(std::move(r));
+    }
+    if (phase == "Succeeded") {
+      const TaskSpec* task = FindTask(job, base.task);
+      int32_t done = 0;
+      for (const Pod* p : task_pods) done += p->status.phase == "Succeeded";
+      if (task != nullptr && done >= task->replicas) raise(kTaskCompleted);
+    }
+  }
+  if (const TaskSpec* task = FindTask(job, base.task);
+      task != nullptr && task->max_retry.value_or(3) != -1) {
+    int32_t restarts = 0;
+    for (const Pod* p : task_pods) {
+      if (p->status.phase != "Running" && p->status.phase != "Pending") continue;
+      for (const ContainerStatus& c : p->status.container_statuses) restarts += c.restart_count;
+      for (const ContainerStatus& c : p->status.init_container_statuses)
+        restarts += c.restart_count;
+    }
+    int32_t limit = task->max_retry.value_or(3) == 0 ? 3 : task->max_retry.value_or(3);
+    if (restarts >= limit && restarts > 0) raise(kTaskFailed);
+  }
+  if (out.empty()) out.push_back(Request{});
+  return out;
+}
+
+bool PodTaskAndIndex(const Pod& pod, std::string* task, int* index) {
+  auto find = [&](std::string_view key) -> const std::string* {
+    auto a = pod.meta.annotations.find(std::string(key));
+    if (a != pod.meta.annotations.end()) return &a->second;
+    auto l = pod.meta.labels.find(std::string(key));
+    return l != pod.meta.labels.end() ? &l->second : nullptr;
+  };
+  const std::string* t = find(kTaskSpecKey);
+  if (t == nullptr) return false;
+  *task = *t;
+  const std::string* i = find(kTaskIndexKey);
+  std::string_view digits = i != nullptr ? std::string_view(*i) : std::string_view(pod.meta.name);
+  if (i == nullptr) {
+    size_t dash = digits.rfind('-');
+    digits = dash == std::string_view::npos ? "" : digits.substr(dash + 1);
+  }
+  *index = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), *index);
+  return true;
+}
+
+int32_t PodVersion(const Pod& pod) {
+  auto it = pod.meta.annotations.find(std::string(kJobVersionKey));
+  if (it == pod.meta.annotations.end()) return 0;
+  int32_t version = 0;
+  std::from_chars(it->second.data(), it->second.data() + it->second.size(), version);
+  return version;
+}
+
+}  // namespace muster::reconciler
