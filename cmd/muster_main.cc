@@ -10,6 +10,7 @@
 
 #include "cmd/version.h"
 #include "extender/app.h"
+#include "reconciler/app.h"
 
 namespace {
 
@@ -25,6 +26,9 @@ const std::map<std::string, std::pair<Subcommand, std::string_view>>& Subcommand
       {"extender",
        {muster::extender::RunExtender,
         "serve the kube-scheduler extender protocol (see muster extender --help)"}},
+      {"reconciler",
+       {muster::reconciler::RunReconciler,
+        "run Volcano Jobs: PodGroup, pods, plugins, lifecycle (see muster reconciler --help)"}},
       {"version", {RunVersion, "print the version and exit"}},
   };
   return *table;

@@ -1,0 +1,173 @@
+#include "reconciler/app.h"
+
+#include <httplib.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "kube/client/kubeconfig.h"
+#include "model/flags.h"
+
+namespace muster::reconciler {
+namespace {
+
+using Setter = FlagSetter<ReconcilerFlags>;
+
+// An integer flag in [min, max], stored where `field` says.
+template <typename T>
+Setter IntInto(std::string flag, int64_t min, int64_t max,
+               std::function<T&(ReconcilerFlags&)> field) {
+  return [flag = std::move(flag), min, max, field](const std::string& v, ReconcilerFlags& f) {
+    int64_t n = 0;
+    MUSTER_RETURN_IF_ERROR(ParseIntFlag(flag, v, min, max, &n));
+    field(f) = static_cast<T>(n);
+    return Status::Ok();
+  };
+}
+
+Setter StringInto(std::function<std::string&(ReconcilerFlags&)> field) {
+  return [field](const std::string& v, ReconcilerFlags& f) {
+    field(f) = v;
+    return Status::Ok();
+  };
+}
+
+const FlagTable<ReconcilerFlags>& Setters() {
+  static const auto* setters = new FlagTable<ReconcilerFlags>{
+      {"kubeconfig", StringInto([](ReconcilerFlags & f) -> auto& { return f.kubeconfig; })},
+      {"listen", StringInto([](ReconcilerFlags & f) -> auto& { return f.listen_address; })},
+      {"port", IntInto<int>(
+                   "port", 0, 65535, [](ReconcilerFlags & f) -> auto& { return f.port; })},
+      {"kube-api-qps",
+       IntInto<double>(
+           "kube-api-qps", 1, 100000, [](ReconcilerFlags & f) -> auto& { return f.kube_api_qps; })},
+      {"kube-api-burst", IntInto<int>(
+                             "kube-api-burst", 1, 100000,
+                             [](ReconcilerFlags & f) -> auto& { return f.kube_api_burst; })},
+      {"scheduler-name",
+       StringInto([](ReconcilerFlags & f) -> auto& { return f.controller.default_scheduler; })},
+      {"gated-scheduler",
+       [](const std::string& v, ReconcilerFlags& f) {
+         // The first use replaces the default list.
+         if (!f.gated_schedulers_set) f.controller.pods.gated_schedulers.clear();
+         f.gated_schedulers_set = true;
+         f.controller.pods.gated_schedulers.push_back(v);
+         return Status::Ok();
+       }},
+      {"workers",
+       IntInto<int>(
+           "workers", 1, 256, [](ReconcilerFlags & f) -> auto& { return f.controller.workers; })},
+  };
+  return *setters;
+}
+
+// Publishes the jobs-by-phase gauge once a second until a signal arrives.
+void ServeUntilSignal(const sigset_t& signals, JobController& controller,
+                      ReconcilerMetrics& metrics) {
+  static constexpr std::string_view kPhases[] = {
+      "Pending",    "Running",   "Restarting",  "Aborting",   "Aborted",
+      "Completing", "Completed", "Terminating", "Terminated", "Failed"};
+  for (;;) {
+    const timespec second{.tv_sec = 1, .tv_nsec = 0};
+    const int sig = sigtimedwait(&signals, nullptr, &second);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("reconciler: signal {}, shutting down", sig);
+      return;
+    }
+    std::map<std::string, int64_t> by_phase = controller.JobsByPhase();
+    for (std::string_view phase : kPhases) {
+      auto it = by_phase.find(std::string(phase));
+      metrics.SetJobs(phase, it == by_phase.end() ? 0 : it->second);
+    }
+  }
+}
+
+int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
+  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
+  if (!config.ok()) {
+    spdlog::error("reconciler: loading the client config: {}", config.status().ToString());
+    return 1;
+  }
+  config->qps = flags.kube_api_qps;
+  config->burst = flags.kube_api_burst;
+  config->max_connections = flags.controller.workers * flags.controller.writes_per_sync + 4;
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::New(*config);
+  if (!client.ok()) {
+    spdlog::error("reconciler: {}", client.status().ToString());
+    return 1;
+  }
+  ReconcilerMetrics metrics;
+  JobController controller(client->get(), RealClock(), flags.controller, &metrics);
+  httplib::Server http;
+  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.Serialize(), "text/plain; version=0.0.4");
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok", "text/plain");
+  });
+  http.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+    bool synced = controller.Synced();
+    res.status = synced ? 200 : 503;
+    res.set_content(synced ? "ok" : "informers not synced", "text/plain");
+  });
+  if (!http.bind_to_port(flags.listen_address, flags.port)) {
+    spdlog::error("reconciler: cannot listen on {}:{}", flags.listen_address, flags.port);
+    return 1;
+  }
+  std::thread server([&] { http.listen_after_bind(); });
+  controller.Start();
+  spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
+  ServeUntilSignal(signals, controller, metrics);
+  controller.Stop();
+  http.stop();
+  server.join();
+  client->get()->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+StatusOr<ReconcilerFlags> ParseReconcilerFlags(const std::vector<std::string>& args) {
+  ReconcilerFlags flags;
+  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, Setters(), flags, &flags.help));
+  return flags;
+}
+
+std::string ReconcilerUsage() {
+  return "usage: muster reconciler [flags]\n"
+         "  --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, ~/.kube/config, "
+         "in-cluster)\n"
+         "  --listen ADDR            metrics/health address (default 127.0.0.1)\n"
+         "  --port N                 metrics/health port (default 8889)\n"
+         "  --scheduler-name NAME    schedulerName for Jobs that set none (default volcano)\n"
+         "  --gated-scheduler NAME   create pods of this scheduler behind the muster.io/gang\n"
+         "                           gate (repeatable; default volcano)\n"
+         "  --workers N              jobs synced in parallel (default 8)\n"
+         "  --kube-api-qps N --kube-api-burst N   API rate limit (default 100/200)\n";
+}
+
+int RunReconciler(const std::vector<std::string>& args) {
+  StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags(args);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "muster reconciler: %s\n%s", flags.status().message().c_str(),
+                 ReconcilerUsage().c_str());
+    return 2;
+  }
+  if (flags->help) {
+    std::fputs(ReconcilerUsage().c_str(), stdout);
+    return 0;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return Serve(*flags, signals);
+}
+
+}  // namespace muster::reconciler

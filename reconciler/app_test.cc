@@ -1,0 +1,67 @@
+#include "reconciler/app.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace muster::reconciler {
+namespace {
+
+TEST(ReconcilerFlagsTest, DefaultsAreTheSidecarCase) {
+  StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags({});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->listen_address, "127.0.0.1");
+  EXPECT_EQ(flags->port, 8889);
+  EXPECT_EQ(flags->controller.default_scheduler, "volcano");
+  EXPECT_EQ(flags->controller.pods.gated_schedulers, std::vector<std::string>{"volcano"});
+}
+
+TEST(ReconcilerFlagsTest, ParsesEveryFlagInBothSpellings) {
+  StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags(
+      {"--kubeconfig=/k", "--port", "9000", "--listen=0.0.0.0", "--scheduler-name=batch",
+       "--gated-scheduler=batch", "--gated-scheduler", "volcano", "--workers=4",
+       "--kube-api-qps=20", "--kube-api-burst", "40"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->kubeconfig, "/k");
+  EXPECT_EQ(flags->port, 9000);
+  EXPECT_EQ(flags->listen_address, "0.0.0.0");
+  EXPECT_EQ(flags->controller.default_scheduler, "batch");
+  // The first --gated-scheduler replaces the default list.
+  EXPECT_EQ(flags->controller.pods.gated_schedulers,
+            (std::vector<std::string>{"batch", "volcano"}));
+  EXPECT_EQ(flags->controller.workers, 4);
+  EXPECT_EQ(flags->kube_api_qps, 20);
+  EXPECT_EQ(flags->kube_api_burst, 40);
+}
+
+TEST(ReconcilerFlagsTest, EachParseStartsFromTheDefaultGatedList) {
+  ASSERT_TRUE(ParseReconcilerFlags({"--gated-scheduler=a"}).ok());
+  StatusOr<ReconcilerFlags> again = ParseReconcilerFlags({"--gated-scheduler=b"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->controller.pods.gated_schedulers, std::vector<std::string>{"b"});
+}
+
+TEST(ReconcilerFlagsTest, BadInputNamesTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string want;
+  };
+  const Case cases[] = {
+      {{"--frobnicate=1"}, "unknown flag --frobnicate"},
+      {{"--port=http"}, "flag --port: \"http\" is not an integer in [0, 65535]"},
+      {{"--workers=0"}, "flag --workers: \"0\" is not an integer in [1, 256]"},
+      {{"--kube-api-qps=0"}, "flag --kube-api-qps"},
+      {{"--port"}, "flag --port: needs a value"},
+      {{"stray"}, "unexpected argument \"stray\""},
+  };
+  for (const Case& c : cases) {
+    StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags(c.args);
+    ASSERT_FALSE(flags.ok()) << c.args[0];
+    EXPECT_EQ(flags.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(flags.status().message().find(c.want), std::string::npos) << flags.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace muster::reconciler

@@ -1,0 +1,729 @@
+#include "reconciler/controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <utility>
+
+#include "kube/codec/core_codec.h"
+#include "kube/codec/volcano_codec.h"
+#include "reconciler/job_admission.h"
+#include "reconciler/naming.h"
+#include "reconciler/plugins.h"
+#include "reconciler/ssh_keys.h"
+
+namespace muster::reconciler {
+namespace {
+
+using PodGroupOp = Plan::PodGroupOp;
+
+const kube::ResourceRef kJobs{
+    .group = "batch.volcano.sh", .version = "v1alpha1", .resource = "jobs"};
+const kube::ResourceRef kPodGroups{
+    .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
+
+// How long a write we made may stay unseen by the informers before the
+// expectation is dropped (and the next sync trusts the informers again).
+constexpr Duration kExpectationTtl = std::chrono::seconds(30);
+constexpr Duration kResyncPeriod = std::chrono::seconds(30);
+constexpr Duration kRetryDelay = std::chrono::seconds(1);
+constexpr int kConflictRetries = 3;
+// A status change of the pod counters alone waits this long after the last
+// status write, so a job whose pods start one by one writes its status a
+// few times, not once per pod (phase, version and retry changes go at once).
+constexpr Duration kStatusCoalesce = std::chrono::seconds(1);
+
+// `after` differs from `before` in the pod counters only.
+bool CountersOnly(const JobStatus& before, JobStatus after) {
+  after.pending = before.pending;
+  after.running = before.running;
+  after.succeeded = before.succeeded;
+  after.failed = before.failed;
+  after.terminating = before.terminating;
+  after.unknown = before.unknown;
+  after.task_status_count = before.task_status_count;
+  return after == before;
+}
+
+std::string JobKeyOfPod(const Pod& pod) {
+  auto it = pod.meta.labels.find(std::string(kJobNameKey));
+  return it == pod.meta.labels.end() ? "" : ObjectKey(pod.meta.namespace_, it->second);
+}
+
+std::string JobKeyOfGroup(const PodGroup& pg) {
+  for (const OwnerReference& ref : pg.meta.owner_references) {
+    if (ref.kind == kJobKind && ref.api_version == kJobApiVersion) {
+      return ObjectKey(pg.meta.namespace_, ref.name);
+    }
+  }
+  return "";
+}
+
+int64_t ParseVersion(const std::string& rv) {
+  int64_t v = 0;
+  std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  return v;
+}
+
+bool IgnorableCreate(const Status& s) { return s.ok() || s.code() == StatusCode::kAlreadyExists; }
+bool IgnorableDelete(const Status& s) { return s.ok() || s.code() == StatusCode::kNotFound; }
+
+// Runs fn(0..n-1), at most `parallel` at a time.
+template <typename Fn>
+void ParallelFor(size_t n, int parallel, Fn&& fn) {
+  if (n == 0) return;
+  std::atomic<size_t> next{0};
+  auto drain = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::thread> threads;
+  size_t extra = std::min<size_t>(n, std::max(parallel, 1)) - 1;
+  for (size_t t = 0; t < extra; ++t) threads.emplace_back(drain);
+  drain();
+  for (std::thread& t : threads) t.join();
+}
+
+kube::ResourceRef PodsIn(const std::string& ns) { return kube::ResourceRef::Core("pods", ns); }
+
+// The pod, as the snapshot should hold it once our kill is seen.
+std::shared_ptr<const Pod> AsDeleting(const Pod& pod, Time when) {
+  auto copy = std::make_shared<Pod>(pod);
+  copy->meta.deletion_timestamp = when;
+  return copy;
+}
+
+// A pod we created but the informer has not delivered yet.
+std::shared_ptr<const Pod> Unseen(const Job& job, const std::string& name, Time when) {
+  auto pod = std::make_shared<Pod>();
+  pod->meta.name = name;
+  pod->meta.namespace_ = job.meta.namespace_;
+  pod->meta.creation_timestamp = when;
+  for (const TaskSpec& task : job.spec.tasks) {
+    std::string prefix = job.meta.name + "-" + task.name + "-";
+    std::string_view rest = std::string_view(name).substr(std::min(prefix.size(), name.size()));
+    bool digits = !rest.empty() && rest.find_first_not_of("0123456789") == std::string_view::npos;
+    if (name.rfind(prefix, 0) == 0 && digits) {
+      pod->meta.annotations[std::string(kTaskSpecKey)] = task.name;
+      pod->meta.annotations[std::string(kTaskIndexKey)] = std::string(rest);
+    }
+  }
+  pod->meta.annotations[std::string(kJobVersionKey)] = std::to_string(job.status.version);
+  pod->status.phase = "Pending";
+  return pod;
+}
+
+}  // namespace
+
+JobController::JobController(kube::Client* client, const Clock& clock, ControllerOptions options,
+                             ReconcilerMetrics* metrics)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      metrics_(metrics),
+      jobs_(client, kJobs, kube::DecodeJob, kube::DecodeJobList),
+      pods_(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList,
+            kube::InformerOptions{.label_selector = std::string(kJobNameKey)}),
+      groups_(client, kPodGroups, kube::DecodePodGroup, kube::DecodePodGroupList) {
+  Wire();
+}
+
+JobController::~JobController() { Stop(); }
+
+void JobController::Wire() {
+  auto on_job = [this](const Job& job) { Enqueue(job.meta.Key(), Request{}); };
+  jobs_.AddHandlers({.on_add = on_job,
+                     .on_update = [on_job](const Job&, const Job& job) { on_job(job); },
+                     .on_delete =
+                         [this](const Job& job) {
+                           std::lock_guard lock(mu_);
+                           written_jobs_.erase(job.meta.Key());
+                           pods_complete_.erase(job.meta.uid);
+                         }});
+  auto on_pod = [this](const Pod* before, const Pod* after) {
+    const Pod& pod = after != nullptr ? *after : *before;
+    std::string job_key = JobKeyOfPod(pod);
+    if (job_key.empty()) return;
+    {
+      std::lock_guard lock(mu_);
+      if (after != nullptr) {
+        pods_by_job_[job_key].insert(pod.meta.Key());
+        created_pods_.erase(pod.meta.Key());
+      } else {
+        pods_by_job_[job_key].erase(pod.meta.Key());
+        killed_pods_.erase(pod.meta.uid);
+      }
+    }
+    std::shared_ptr<const Job> job = jobs_.Get(job_key);
+    if (job == nullptr) return;
+    std::vector<std::shared_ptr<const Pod>> held;
+    std::vector<const Pod*> task_pods;
+    std::string task;
+    int index = 0;
+    PodTaskAndIndex(pod, &task, &index);
+    std::vector<std::string> keys;
+    {
+      std::lock_guard lock(mu_);
+      const auto& set = pods_by_job_[job_key];
+      keys.assign(set.begin(), set.end());
+    }
+    for (const std::string& key : keys) {
+      std::shared_ptr<const Pod> p = pods_.Get(key);
+      std::string t;
+      if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
+        task_pods.push_back(p.get());
+        held.push_back(std::move(p));
+      }
+    }
+    for (Request& r : PodChangeRequests(*job, before, after, task_pods)) {
+      Enqueue(job_key, std::move(r));
+    }
+  };
+  pods_.AddHandlers({.on_add = [on_pod](const Pod& p) { on_pod(nullptr, &p); },
+                     .on_update = [on_pod](const Pod& a, const Pod& b) { on_pod(&a, &b); },
+                     .on_delete = [on_pod](const Pod& p) { on_pod(&p, nullptr); }});
+  auto on_group = [this](const PodGroup* before, const PodGroup* after) {
+    const PodGroup& pg = after != nullptr ? *after : *before;
+    std::string job_key = JobKeyOfGroup(pg);
+    if (job_key.empty()) return;
+    {
+      std::lock_guard lock(mu_);
+      if (after == nullptr)
+        deleted_group_uids_.erase(pg.meta.uid);
+      else
+        created_groups_.erase(pg.meta.Key());
+    }
+    Request request;
+    bool to_unknown = after != nullptr && after->status.phase == kPodGroupUnknown &&
+                      (before == nullptr || before->status.phase != kPodGroupUnknown);
+    if (to_unknown) request.event = std::string(kUnknownEvent);
+    Enqueue(job_key, std::move(request));
+  };
+  groups_.AddHandlers(
+      {.on_add = [on_group](const PodGroup& g) { on_group(nullptr, &g); },
+       .on_update = [on_group](const PodGroup& a, const PodGroup& b) { on_group(&a, &b); },
+       .on_delete = [on_group](const PodGroup& g) { on_group(&g, nullptr); }});
+}
+
+void JobController::Start() {
+  pods_.Start();
+  groups_.Start();
+  jobs_.Start();
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  timer_ = std::thread([this] { TimerLoop(); });
+}
+
+void JobController::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  if (timer_.joinable()) timer_.join();
+  jobs_.Stop();
+  pods_.Stop();
+  groups_.Stop();
+}
+
+bool JobController::Synced() const {
+  return jobs_.HasSynced() && pods_.HasSynced() && groups_.HasSynced();
+}
+
+std::map<std::string, int64_t> JobController::JobsByPhase() const {
+  std::map<std::string, int64_t> out;
+  for (const auto& job : jobs_.List()) {
+    ++out[job->status.state.phase.empty() ? std::string(kPending) : job->status.state.phase];
+  }
+  return out;
+}
+
+// --- Queue -----------------------------------------------------------------
+
+void JobController::Enqueue(const std::string& job_key, Request request) {
+  {
+    std::lock_guard lock(mu_);
+    bool was_waiting = waiting_.count(job_key) > 0;
+    waiting_[job_key].push_back(std::move(request));
+    if (was_waiting || busy_.count(job_key)) return;
+    ready_.push_back(job_key);
+  }
+  cv_.notify_one();
+}
+
+void JobController::EnqueueAt(const std::string& job_key, Request request, Time due) {
+  std::lock_guard lock(mu_);
+  for (auto it = timers_.lower_bound(due); it != timers_.end() && it->first == due; ++it) {
+    if (it->second.first == job_key && it->second.second == request) return;
+  }
+  timers_.emplace(due, std::make_pair(job_key, std::move(request)));
+}
+
+void JobController::WorkerLoop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+    if (stopping_) return;
+    std::string key = std::move(ready_.front());
+    ready_.pop_front();
+    std::vector<Request> requests = std::move(waiting_[key]);
+    waiting_.erase(key);
+    busy_.insert(key);
+    lock.unlock();
+    Sync(key, std::move(requests));
+    lock.lock();
+    busy_.erase(key);
+    if (waiting_.count(key)) {
+      ready_.push_back(key);
+      cv_.notify_one();
+    }
+  }
+}
+
+// Moves due timers into the queue; every kResyncPeriod, queues every Job
+// (a safety net for anything an event did not cover).
+void JobController::TimerLoop() {
+  Time next_resync = clock_.Now() + kResyncPeriod;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
+    if (stopping_) return;
+    Time now = clock_.Now();
+    std::vector<std::pair<std::string, Request>> due;
+    while (!timers_.empty() && timers_.begin()->first <= now) {
+      due.push_back(std::move(timers_.begin()->second));
+      timers_.erase(timers_.begin());
+    }
+    std::erase_if(created_pods_, [&](const auto& e) { return now - e.second > kExpectationTtl; });
+    std::erase_if(killed_pods_, [&](const auto& e) { return now - e.second > kExpectationTtl; });
+    std::erase_if(created_groups_, [&](const auto& e) { return now - e.second > kExpectationTtl; });
+    lock.unlock();
+    for (auto& [key, request] : due) Enqueue(key, std::move(request));
+    if (now >= next_resync && Synced()) {
+      next_resync = now + kResyncPeriod;
+      for (const auto& job : jobs_.List()) Enqueue(job->meta.Key(), Request{});
+    }
+    lock.lock();
+  }
+}
+
+// --- Sync ------------------------------------------------------------------
+
+void JobController::Sync(const std::string& job_key, std::vector<Request> requests) {
+  auto started = std::chrono::steady_clock::now();
+  std::shared_ptr<const Job> cached = jobs_.Get(job_key);
+  if (cached == nullptr || cached->meta.deletion_timestamp.has_value()) return;
+  {
+    std::lock_guard lock(mu_);
+    auto it = written_jobs_.find(job_key);
+    if (it != written_jobs_.end()) {
+      if (it->second->meta.uid == cached->meta.uid &&
+          ParseVersion(it->second->meta.resource_version) >
+              ParseVersion(cached->meta.resource_version)) {
+        cached = it->second;
+      } else {
+        written_jobs_.erase(it);
+      }
+    }
+  }
+  Job job = WithDefaults(*cached, options_.default_scheduler);
+  if (Status valid = ValidateJob(job); !valid.ok()) {
+    RejectInvalid(job, valid);
+    return;
+  }
+  // Only requests that run a policy need a pass of their own; everything
+  // else is covered by the one plain sync at the end.
+  std::erase_if(requests, [&](const Request& r) {
+    return ResolveAction(job, r).action == kSync && !r.timeout_elapsed;
+  });
+  requests.push_back(Request{});
+  std::string_view result = "ok";
+  for (const Request& request : requests) {
+    bool conflict = false;
+    Status s = SyncOnce(job, {request}, &conflict);
+    for (int attempt = 0; conflict && attempt < kConflictRetries; ++attempt) {
+      result = "conflict";
+      StatusOr<std::string> fresh =
+          client_->Get(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name));
+      if (!fresh.ok()) break;
+      StatusOr<Job> decoded = kube::DecodeJob(*fresh);
+      if (!decoded.ok()) break;
+      job = WithDefaults(*decoded, options_.default_scheduler);
+      conflict = false;
+      s = SyncOnce(job, {request}, &conflict);
+    }
+    if (!s.ok()) {
+      result = "error";
+      spdlog::warn("reconciler: job {}: {}", job_key, s.ToString());
+      EnqueueAt(job_key, Request{}, clock_.Now() + kRetryDelay);
+      break;
+    }
+    std::lock_guard lock(mu_);
+    auto it = written_jobs_.find(job_key);
+    if (it != written_jobs_.end()) job = WithDefaults(*it->second, options_.default_scheduler);
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  metrics_->CountSync(result, seconds);
+}
+
+Status JobController::SyncOnce(const Job& job, const std::vector<Request>& requests,
+                               bool* conflict) {
+  std::vector<std::shared_ptr<const Pod>> held;
+  std::shared_ptr<const PodGroup> group;
+  JobSnapshot snap = Snapshot(job, &held, &group);
+  Time now = clock_.Now();
+  Plan plan = Reconcile(snap, requests.front(), now);
+  Status applied = Apply(job, plan);
+  if (applied.code() == StatusCode::kConflict) {
+    *conflict = true;
+    return Status::Ok();
+  }
+  MUSTER_RETURN_IF_ERROR(applied);
+  if (plan.action != kSync) metrics_->CountAction(plan.action);
+  for (int32_t r = job.status.retry_count; r < plan.status.retry_count; ++r) metrics_->CountRetry();
+  std::string key = job.meta.Key();
+  if (plan.delayed.has_value()) EnqueueAt(key, *plan.delayed, plan.delayed_due);
+  if (plan.recheck_at.has_value()) EnqueueAt(key, Request{}, *plan.recheck_at);
+  // Job-to-pods latency: the first time every pod of version 0 exists.
+  if (plan.status.version == 0 && !job.meta.creation_timestamp.is_zero()) {
+    int32_t total = 0;
+    for (const TaskSpec& t : job.spec.tasks) total += t.replicas;
+    size_t have = snap.pods.size() + plan.create_pods.size();
+    std::lock_guard lock(mu_);
+    if (total > 0 && have >= static_cast<size_t>(total) &&
+        pods_complete_.insert(job.meta.uid).second) {
+      metrics_->ObserveJobToPods(
+          std::chrono::duration<double>(now - job.meta.creation_timestamp).count());
+    }
+  }
+  return Status::Ok();
+}
+
+std::string JobController::PodGroupKey(const Job& job) const {
+  return ObjectKey(job.meta.namespace_, PodGroupName(job));
+}
+
+JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<const Pod>>* held,
+                                    std::shared_ptr<const PodGroup>* group) {
+  JobSnapshot snap;
+  snap.job = &job;
+  std::string job_key = job.meta.Key();
+  std::vector<std::string> keys;
+  std::map<std::string, Time> created, killed;
+  bool group_deleted = false, group_created = false;
+  *group = groups_.Get(PodGroupKey(job));
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_by_job_.find(job_key);
+    if (it != pods_by_job_.end()) keys.assign(it->second.begin(), it->second.end());
+    for (const TaskSpec& task : job.spec.tasks) {
+      for (int i = 0; i < task.replicas; ++i) {
+        std::string key = ObjectKey(job.meta.namespace_, PodName(job.meta.name, task.name, i));
+        auto c = created_pods_.find(key);
+        if (c != created_pods_.end()) created.insert(*c);
+      }
+    }
+    killed = killed_pods_;
+    group_deleted = *group != nullptr && deleted_group_uids_.count((*group)->meta.uid);
+    group_created = created_groups_.count(PodGroupKey(job)) > 0;
+  }
+  std::set<std::string> seen;
+  for (const std::string& key : keys) {
+    std::shared_ptr<const Pod> pod = pods_.Get(key);
+    if (pod == nullptr) continue;
+    bool owned = std::any_of(pod->meta.owner_references.begin(), pod->meta.owner_references.end(),
+                             [&](const OwnerReference& r) { return r.uid == job.meta.uid; });
+    if (!owned) continue;
+    seen.insert(key);
+    auto k = killed.find(pod->meta.uid);
+    held->push_back(k != killed.end() ? AsDeleting(*pod, k->second) : pod);
+  }
+  for (const auto& [key, when] : created) {
+    if (seen.count(key)) continue;
+    held->push_back(Unseen(job, key.substr(key.find('/') + 1), when));
+  }
+  for (const auto& pod : *held) snap.pods.push_back(pod.get());
+  if (group_deleted) group->reset();
+  if (*group == nullptr && group_created) {
+    // Created, not seen yet: stands in as not admitted.
+    auto pending = std::make_shared<PodGroup>(DesiredPodGroup(job));
+    *group = pending;
+  }
+  snap.pod_group = group->get();
+  return snap;
+}
+
+// --- Apply -----------------------------------------------------------------
+
+Status JobController::Apply(const Job& job, const Plan& plan) {
+  // Each kill names the pod's UID: a replacement of the same name is never
+  // marked or deleted by mistake.
+  std::vector<PodRef> kills;
+  for (const std::string& name : plan.kill_pods) {
+    std::shared_ptr<const Pod> pod = pods_.Get(ObjectKey(job.meta.namespace_, name));
+    if (pod == nullptr) continue;  // not seen yet: the next sync kills it
+    std::lock_guard lock(mu_);
+    if (!killed_pods_.count(pod->meta.uid)) kills.push_back({name, pod->meta.uid});
+  }
+  // Marked first: a marked pod raises no event again (controller.h).
+  ParallelFor(kills.size(), options_.writes_per_sync, [&](size_t i) {
+    std::string patch = "{\"metadata\":{\"uid\":\"" + kills[i].uid + "\",\"annotations\":{\"" +
+                        std::string(kOutOfSyncKey) + "\":\"true\"}}}";
+    StatusOr<std::string> r = client_->Patch(PodsIn(job.meta.namespace_).WithName(kills[i].name),
+                                             kube::PatchType::kMerge, patch);
+    metrics_->CountWrite("patch", "pods");
+    if (!r.ok() && r.status().code() != StatusCode::kNotFound) {
+      spdlog::warn("reconciler: mark pod {}/{}: {}", job.meta.namespace_, kills[i].name,
+                   r.status().ToString());
+    }
+  });
+  // Before the status that records them (controlledResources): a crash in
+  // between must leave them to be created again, not marked done.
+  if (plan.ensure_job_objects) MUSTER_RETURN_IF_ERROR(EnsureJobObjects(job));
+  if (plan.status != job.status) {
+    Time due;
+    if (CountersOnly(job.status, plan.status) && !StatusWriteDue(job, &due)) {
+      EnqueueAt(job.meta.Key(), Request{}, due);  // coalesced with later changes
+    } else {
+      MUSTER_RETURN_IF_ERROR(WriteStatus(job, plan.status));
+    }
+  }
+  KillPods(job, kills);
+  MUSTER_RETURN_IF_ERROR(ApplyPodGroup(job, plan));
+  Status created = CreatePods(job, plan.create_pods);
+  for (const JobEventRecord& event : plan.events) RecordEvent(job, event);
+  MUSTER_RETURN_IF_ERROR(created);  // logged and retried in a second (Sync)
+  if (plan.delete_job) {
+    kube::DeleteOptions options{.precondition_uid = job.meta.uid,
+                                .propagation_policy = "Background"};
+    Status s =
+        client_->Delete(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name), options)
+            .status();
+    metrics_->CountWrite("delete", "jobs");
+    if (IgnorableDelete(s))
+      spdlog::info("reconciler: job {} deleted (ttlSecondsAfterFinished)", job.meta.Key());
+    else
+      return s;
+  }
+  return Status::Ok();
+}
+
+bool JobController::StatusWriteDue(const Job& job, Time* due) {
+  std::lock_guard lock(mu_);
+  auto it = status_written_at_.find(job.meta.Key());
+  if (it == status_written_at_.end()) return true;
+  *due = it->second + kStatusCoalesce;
+  return clock_.Now() >= *due;
+}
+
+Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
+  // Every task and phase is written (zeros too): a merge patch cannot remove
+  // a map key it does not name, and a count that went to 0 must show 0.
+  JobStatus full = status;
+  for (const TaskSpec& task : job.spec.tasks) {
+    for (const char* phase : {"Pending", "Running", "Succeeded", "Failed", "Unknown"}) {
+      full.task_status_count[task.name].try_emplace(phase, 0);
+    }
+  }
+  std::string body = kube::EncodeJobStatusPatch(full);
+  std::string patch =
+      "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
+  StatusOr<std::string> r =
+      client_->PatchStatus(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name),
+                           kube::PatchType::kMerge, patch);
+  metrics_->CountWrite("patch", "jobs");
+  if (!r.ok()) return r.status();
+  {
+    std::lock_guard lock(mu_);
+    status_written_at_[job.meta.Key()] = clock_.Now();
+  }
+  StatusOr<Job> written = kube::DecodeJob(*r);
+  if (written.ok()) {
+    std::lock_guard lock(mu_);
+    written_jobs_[job.meta.Key()] = std::make_shared<const Job>(std::move(written).value());
+  }
+  return Status::Ok();
+}
+
+// Expectations are registered before the write: the informer may deliver
+// its event before the call returns.
+void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
+  Time now = clock_.Now();
+  ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
+    {
+      std::lock_guard lock(mu_);
+      killed_pods_[pods[i].uid] = now;
+    }
+    Status s = client_
+                   ->Delete(PodsIn(job.meta.namespace_).WithName(pods[i].name),
+                            {.precondition_uid = pods[i].uid})
+                   .status();
+    metrics_->CountWrite("delete", "pods");
+    if (IgnorableDelete(s) || s.code() == StatusCode::kConflict) return;  // gone or replaced
+    spdlog::warn("reconciler: delete pod {}/{}: {}", job.meta.namespace_, pods[i].name,
+                 s.ToString());
+    std::lock_guard lock(mu_);
+    killed_pods_.erase(pods[i].uid);
+  });
+}
+
+Status JobController::CreatePods(const Job& job, const std::vector<PodSlot>& slots) {
+  std::vector<PodSlot> todo;
+  {
+    std::lock_guard lock(mu_);
+    for (const PodSlot& slot : slots) {
+      std::string name = PodName(job.meta.name, job.spec.tasks[slot.task].name, slot.index);
+      if (!created_pods_.count(ObjectKey(job.meta.namespace_, name))) todo.push_back(slot);
+    }
+  }
+  Time now = clock_.Now();
+  std::mutex failed_mu;
+  int failed = 0;
+  Status first;  // the first failure, for the one Event and the requeue
+  auto fail = [&](const std::string& name, const Status& why) {
+    std::lock_guard lock(failed_mu);
+    if (failed++ == 0) first = why.Annotate("pod " + name);
+  };
+  ParallelFor(todo.size(), options_.writes_per_sync, [&](size_t i) {
+    const PodSlot& slot = todo[i];
+    std::string name = PodName(job.meta.name, job.spec.tasks[slot.task].name, slot.index);
+    StatusOr<std::string> body = BuildPod(job, slot.task, slot.index, options_.pods);
+    if (!body.ok()) return fail(name, body.status());
+    const std::string key = ObjectKey(job.meta.namespace_, name);
+    {
+      std::lock_guard lock(mu_);
+      created_pods_[key] = now;
+    }
+    Status s = client_->Create(PodsIn(job.meta.namespace_), *body).status();
+    metrics_->CountWrite("create", "pods");
+    if (s.ok()) return;
+    std::lock_guard lock(mu_);
+    created_pods_.erase(key);  // AlreadyExists too: the informer has (or will have) it
+    if (s.code() == StatusCode::kAlreadyExists) return;
+    fail(name, s);
+  });
+  if (failed == 0) return Status::Ok();
+  std::string what =
+      first.message() +
+      (failed > 1 ? " (and " + std::to_string(failed - 1) + " more pods failed)" : "");
+  RecordEvent(job, {"Warning", "FailedCreate", what});
+  return Status(first.code(), what);
+}
+
+Status JobController::ApplyPodGroup(const Job& job, const Plan& plan) {
+  kube::ResourceRef ref = kPodGroups.WithNamespace(job.meta.namespace_);
+  std::string name = PodGroupName(job);
+  switch (plan.pod_group_op) {
+    case PodGroupOp::kNone:
+      return Status::Ok();
+    case PodGroupOp::kCreate: {
+      {
+        std::lock_guard lock(mu_);
+        created_groups_[PodGroupKey(job)] = clock_.Now();
+      }
+      Status s = client_->Create(ref, kube::EncodePodGroup(plan.pod_group)).status();
+      metrics_->CountWrite("create", "podgroups");
+      if (s.ok()) return s;
+      std::lock_guard lock(mu_);
+      created_groups_.erase(PodGroupKey(job));
+      return IgnorableCreate(s) ? Status::Ok() : s;
+    }
+    case PodGroupOp::kUpdate: {
+      std::string body = kube::EncodePodGroup(plan.pod_group);
+      Status s = client_->Patch(ref.WithName(name), kube::PatchType::kMerge, body).status();
+      metrics_->CountWrite("patch", "podgroups");
+      return s;
+    }
+    case PodGroupOp::kDelete: {
+      std::shared_ptr<const PodGroup> have = groups_.Get(PodGroupKey(job));
+      if (have == nullptr) return Status::Ok();
+      {
+        std::lock_guard lock(mu_);
+        deleted_group_uids_.insert(have->meta.uid);
+        created_groups_.erase(PodGroupKey(job));
+      }
+      Status s = client_->Delete(ref.WithName(name), {.precondition_uid = have->meta.uid}).status();
+      metrics_->CountWrite("delete", "podgroups");
+      if (IgnorableDelete(s) || s.code() == StatusCode::kConflict) return Status::Ok();
+      std::lock_guard lock(mu_);
+      deleted_group_uids_.erase(have->meta.uid);
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status JobController::EnsureJobObjects(const Job& job) {
+  SshKeyPair keys;
+  if (NeedsSshKeys(job)) {
+    StatusOr<SshKeyPair> generated = GenerateSshKeyPair();
+    if (!generated.ok()) return generated.status();
+    keys = std::move(generated).value();
+  }
+  StatusOr<std::vector<JobObject>> objects = BuildJobObjects(job, keys);
+  if (!objects.ok()) return objects.status();
+  for (const JobObject& object : *objects) {
+    std::string group, version = object.api_version;
+    if (size_t slash = version.find('/'); slash != std::string::npos) {
+      group = version.substr(0, slash);
+      version = version.substr(slash + 1);
+    }
+    kube::ResourceRef ref{.group = group,
+                          .version = version,
+                          .resource = object.resource,
+                          .namespace_ = job.meta.namespace_};
+    Status s = client_->Create(ref, object.json).status();
+    metrics_->CountWrite("create", object.resource);
+    if (!IgnorableCreate(s)) return s.Annotate(object.resource + " " + object.name);
+  }
+  return Status::Ok();
+}
+
+void JobController::RecordEvent(const Job& job, const JobEventRecord& record) {
+  Event event;
+  Time now = clock_.Now();
+  event.meta.namespace_ = job.meta.namespace_;
+  event.meta.name = job.meta.name + "." + std::to_string(now.unix_micros());
+  event.involved_object = ObjectReference{std::string(kJobApiVersion),
+                                          std::string(kJobKind),
+                                          job.meta.namespace_,
+                                          job.meta.name,
+                                          job.meta.uid,
+                                          "",
+                                          ""};
+  event.reason = record.reason;
+  event.message = record.message;
+  event.type = record.type;
+  event.source_component = "muster-reconciler";
+  event.first_timestamp = event.last_timestamp = now;
+  event.count = 1;
+  Status s =
+      client_
+          ->Create(kube::ResourceRef::Core("events", job.meta.namespace_), kube::EncodeEvent(event))
+          .status();
+  metrics_->CountWrite("create", "events");
+  if (!s.ok()) spdlog::warn("reconciler: event on job {}: {}", job.meta.Key(), s.ToString());
+}
+
+void JobController::RejectInvalid(const Job& job, const Status& why) {
+  if (job.status.state.phase == kFailed && job.status.state.reason == "InvalidSpec" &&
+      job.status.state.message == why.message()) {
+    return;  // already said
+  }
+  spdlog::warn("reconciler: job {} is invalid: {}", job.meta.Key(), why.message());
+  metrics_->CountInvalidJob();
+  JobStatus status = job.status;
+  Time now = clock_.Now();
+  status.state = JobState{std::string(kFailed), "InvalidSpec", why.message(), now};
+  std::erase_if(status.conditions, [](const JobCondition& c) { return c.status == kFailed; });
+  status.conditions.push_back(JobCondition{std::string(kFailed), now});
+  Status s = WriteStatus(job, status);
+  if (!s.ok()) spdlog::warn("reconciler: job {}: status: {}", job.meta.Key(), s.ToString());
+  RecordEvent(job, {"Warning", "InvalidSpec", why.message()});
+}
+
+}  // namespace muster::reconciler

@@ -1,0 +1,141 @@
+// JobController: the reconciler's I/O around the pure lifecycle
+// (lifecycle.h). Informers on Volcano Jobs, on the pods they own (label
+// volcano.sh/job-name) and on PodGroups turn every change into a Request
+// queued on its job; worker threads take one job at a time, build its
+// snapshot, ask Reconcile() for a Plan and carry it out.
+//
+// Crash safety - the reconciler may be killed at any point:
+//   - every object has a deterministic name (pods <job>-<task>-<i>, PodGroup
+//     <job>-<uid>, plugin objects <job>, <job>-svc, <job>-ssh), so a create
+//     repeated after a restart answers AlreadyExists and is ignored;
+//   - the status is written first, with the Job's resourceVersion as a
+//     precondition, so a plan made from a stale Job fails (409) and is made
+//     again from a fresh GET instead of overwriting newer state;
+//   - pods to kill are marked volcano.sh/controller-out-of-sync before the
+//     status write: a marked pod raises no event again, and a sync deletes
+//     marked pods and live pods of an older job version;
+//   - a status change of the pod counters alone is written at most once a
+//     second per job (controller.cc kStatusCoalesce); phase, version and
+//     retry changes are written at once;
+//   - the job's state lives in the Job's status only; the controller keeps
+//     just short-lived "expectations" (creates and deletes not yet seen by
+//     the informers) so a sync racing its own writes does not repeat them.
+//
+// A Job that fails validation (job_admission.h) creates nothing: its status
+// becomes Failed with reason InvalidSpec and the message naming the field,
+// and a Warning Event says the same.
+//
+// Thread-safety: Start/Stop from one thread; everything else is internal.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kube/client/client.h"
+#include "kube/client/informer.h"
+#include "model/clock.h"
+#include "model/job.h"
+#include "model/pod.h"
+#include "model/pod_group.h"
+#include "reconciler/lifecycle.h"
+#include "reconciler/metrics.h"
+#include "reconciler/pod_builder.h"
+
+namespace muster::reconciler {
+
+struct ControllerOptions {
+  std::string default_scheduler = "volcano";  // a Job without schedulerName
+  PodBuildOptions pods;                       // which schedulers' pods are gated
+  int workers = 8;                            // jobs synced in parallel
+  int writes_per_sync = 16;                   // API writes in flight per sync
+};
+
+class JobController {
+ public:
+  // `client` and `metrics` must outlive this.
+  JobController(kube::Client* client, const Clock& clock, ControllerOptions options,
+                ReconcilerMetrics* metrics);
+  ~JobController();
+  JobController(const JobController&) = delete;
+  JobController& operator=(const JobController&) = delete;
+
+  void Start();
+  void Stop();
+  bool Synced() const;
+  // Jobs by phase, for the metrics gauge.
+  std::map<std::string, int64_t> JobsByPhase() const;
+
+ private:
+  struct Work;
+  void Wire();
+  void Enqueue(const std::string& job_key, Request request);
+  void EnqueueAt(const std::string& job_key, Request request, Time due);
+  void WorkerLoop();
+  void TimerLoop();
+  void Sync(const std::string& job_key, std::vector<Request> requests);
+  Status SyncOnce(const Job& job, const std::vector<Request>& requests, bool* conflict);
+  Status Apply(const Job& job, const Plan& plan);
+  Status WriteStatus(const Job& job, const JobStatus& status);
+  // True when a counters-only status change may be written now; else `due`
+  // is when it may.
+  bool StatusWriteDue(const Job& job, Time* due);
+  struct PodRef {
+    std::string name;
+    std::string uid;
+  };
+  void KillPods(const Job& job, const std::vector<PodRef>& pods);
+  // The first failure (all are tried; one Warning Event says how many).
+  Status CreatePods(const Job& job, const std::vector<PodSlot>& slots);
+  Status ApplyPodGroup(const Job& job, const Plan& plan);
+  Status EnsureJobObjects(const Job& job);
+  void RecordEvent(const Job& job, const JobEventRecord& event);
+  void RejectInvalid(const Job& job, const Status& why);
+  JobSnapshot Snapshot(const Job& job, std::vector<std::shared_ptr<const Pod>>* pods,
+                       std::shared_ptr<const PodGroup>* pod_group);
+  std::string PodGroupKey(const Job& job) const;
+
+  kube::Client* const client_;
+  const Clock& clock_;
+  const ControllerOptions options_;
+  ReconcilerMetrics* const metrics_;
+
+  kube::Informer<Job> jobs_;
+  kube::Informer<Pod> pods_;
+  kube::Informer<PodGroup> groups_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  // Requests waiting per job; `ready_` holds each waiting key once, in
+  // arrival order; a key being synced is in `busy_` and not handed out again.
+  std::map<std::string, std::vector<Request>> waiting_;
+  std::deque<std::string> ready_;
+  std::set<std::string> busy_;
+  std::multimap<Time, std::pair<std::string, Request>> timers_;
+  // job key -> pod keys, kept by the pod informer's handlers.
+  std::map<std::string, std::set<std::string>> pods_by_job_;
+  // Expectations: writes done but not seen by the informers yet.
+  std::map<std::string, Time> created_pods_;    // pod key -> when
+  std::map<std::string, Time> killed_pods_;     // pod UID -> when
+  std::set<std::string> deleted_group_uids_;    // PodGroups deleted, still cached
+  std::map<std::string, Time> created_groups_;  // PodGroup key -> when
+  // The Job as our last status write returned it, until the informer catches up.
+  std::map<std::string, std::shared_ptr<const Job>> written_jobs_;
+  // job key -> our last status write (counters-only writes are coalesced).
+  std::map<std::string, Time> status_written_at_;
+  // Jobs whose first version's pods were all created (job-to-pods latency).
+  std::set<std::string> pods_complete_;
+
+  std::vector<std::thread> workers_;
+  std::thread timer_;
+};
+
+}  // namespace muster::reconciler
