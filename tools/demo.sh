@@ -10,9 +10,11 @@
 # schedules examples/pods/volcano-pods.yaml through the muster extender (built
 # here, started by cluster.sh --muster), which binds them with its placement
 # annotations; kwok plays every pod's lifecycle (Running, then
-# Succeeded/Failed after its muster.io/run-seconds). The Volcano Job in
-# examples/volcano/ is accepted by our CRDs but stays waiting until the muster
-# reconciler lands.
+# Succeeded/Failed after its muster.io/run-seconds). The Volcano Jobs of
+# examples/volcano/ (CTR parameter server, MPI, PyTorch, an LLM pretraining
+# gang) run through the muster reconciler (also started by cluster.sh
+# --muster): PodGroup, gated pods, plugins, completion. The demo ends when
+# every pod and every Job has finished.
 #
 # Usage: tools/demo.sh [up] | down
 # Environment: MUSTER_DEMO_DIR (cluster directory, default
@@ -48,7 +50,7 @@ up() {
   cmake -S "$REPO" -B "$REPO/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
     die "cmake configure failed"
   cmake --build "$REPO/build" --target muster -j"$(nproc)" >/dev/null || die "building muster failed"
-  say "starting the local cluster (16 nodes x 8 GPUs) and the muster extender in $DEMO_DIR"
+  say "starting the local cluster (16 nodes x 8 GPUs), the muster extender and reconciler in $DEMO_DIR"
   local env
   env=$("$CLUSTER" up --cluster "$REPO/e2e/clusters/gpu-16.yaml" --dir "$DEMO_DIR" \
     --muster "$REPO/build/cmd/muster")

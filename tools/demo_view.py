@@ -69,6 +69,15 @@ def job_status(job):
     return phase if phase else WAITING
 
 
+def job_detail(job):
+    """"Running: 4 running, 0 pending, version 1, 1 retry" for the frame."""
+    st = job.get("status", {})
+    counts = ", ".join(f"{st.get(k, 0)} {k}" for k in ("pending", "running", "succeeded", "failed") if st.get(k))
+    extra = f", version {st['version']}" if st.get("version") else ""
+    extra += f", {st['retryCount']} retries" if st.get("retryCount") else ""
+    return job_status(job) + (f": {counts}" if counts else "") + extra
+
+
 def frame(pods, nodes, jobs, elapsed):
     counts = phase_counts(pods)
     cap, used, holders = gpu_use(pods, nodes)
@@ -89,7 +98,7 @@ def frame(pods, nodes, jobs, elapsed):
         out.append("")
         out.append("Volcano Jobs (scheduler `volcano` = kube-scheduler + muster extender):")
         for j in jobs:
-            out.append(f"  {j['metadata']['name']:<16} queue {j['spec'].get('queue', 'default'):<8} {job_status(j)}")
+            out.append(f"  {j['metadata']['name']:<16} queue {j['spec'].get('queue', 'default'):<8} {job_detail(j)}")
     return "\n".join(out)
 
 
@@ -140,7 +149,7 @@ def summary(pods, nodes, jobs):
             out.append(f"  {p['metadata']['name']}: muster.io/node={a['muster.io/node']} "
                        f"muster.io/resources={a.get('muster.io/resources')}")
     for j in jobs:
-        out.append(f"Volcano Job {j['metadata']['name']}: {job_status(j)}")
+        out.append(f"Volcano Job {j['metadata']['name']}: {job_detail(j)}")
     return "\n".join(out)
 
 
@@ -155,7 +164,8 @@ def main(argv):
         print(summary(pods, nodes, jobs))
     elif cmd == "finished":
         phases = [p.get("status", {}).get("phase") for p in pods]
-        return 0 if phases and all(ph in ("Succeeded", "Failed") for ph in phases) else 1
+        jobs_done = all(job_status(j) in ("Completed", "Failed", "Terminated", "Aborted") for j in jobs)
+        return 0 if phases and jobs_done and all(ph in ("Succeeded", "Failed") for ph in phases) else 1
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -34,6 +34,9 @@
 #       wait for /readyz; stop it with SIG (default TERM; KILL for a crash
 #       test) and drop its `proc` line. Each start keeps the previous log as
 #       logs/extender.<n>.log.
+#   cluster.sh reconciler start|stop|restart [--dir DIR] [--muster BIN] [--signal SIG]
+#       The same for `BIN reconciler` (Volcano Jobs -> PodGroups + pods),
+#       which `up --muster` also starts; its metrics port is `port reconciler`.
 # Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
@@ -333,18 +336,19 @@ start_extender() {
     curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster extender did not become ready"
 }
 
-# stop_extender DIR SIGNAL: signal every live extender of DIR, wait for it to
-# exit, and drop its `proc` line (a dead line would make `status` fail).
-stop_extender() {
-  local dir=$1 sig=$2 k name pid st stopped=0 deadline
+# stop_sidecar DIR SIGNAL [NAME]: signal every live extender (or NAME: the
+# reconciler) of DIR, wait for it to exit, and drop its `proc` line (a dead
+# line would make `status` fail).
+stop_sidecar() {
+  local dir=$1 sig=$2 which=${3:-extender} k name pid st stopped=0 deadline
   while read -r k name pid st; do
-    [[ $k == proc && $name == extender ]] || continue
+    [[ $k == proc && $name == "$which" ]] || continue
     if alive "$pid" "$st"; then
       kill "-$sig" "$pid" 2>/dev/null || true
       deadline=$(($(now_us) + STOP_TIMEOUT * 1000000))
       while alive "$pid" "$st"; do
         if (($(now_us) > deadline)); then
-          log "extender (pid $pid) still running ${STOP_TIMEOUT}s after SIG$sig: SIGKILL"
+          log "$which (pid $pid) still running ${STOP_TIMEOUT}s after SIG$sig: SIGKILL"
           kill -KILL "$pid" 2>/dev/null || true
           deadline=$(($(now_us) + 5000000))
         fi
@@ -354,37 +358,63 @@ stop_extender() {
     fi
   done <"$dir/state"
   local tmp=$dir/state.tmp
-  awk '!($1 == "proc" && $2 == "extender")' "$dir/state" >"$tmp" && mv "$tmp" "$dir/state"
-  log "extender: stopped $stopped process(es) with SIG$sig"
+  awk -v w="$which" '!($1 == "proc" && $2 == w)' "$dir/state" >"$tmp" && mv "$tmp" "$dir/state"
+  log "$which: stopped $stopped process(es) with SIG$sig"
 }
 
-cmd_extender() {
-  local action=${1:-} dir='' bin='' sig=TERM
+# start_reconciler DIR BIN: run `BIN reconciler` on the recorded port (its
+# metrics and health), record it, wait for its informers (/readyz).
+start_reconciler() {
+  local dir=$1 bin=$2 port n=1
+  port=$(state_ports "$dir" | awk '$1 == "reconciler" {print $2}') || true
+  [[ -n $port ]] || die "no reconciler port recorded in $dir/state"
+  [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
+  if [[ -f $dir/logs/reconciler.log ]]; then
+    while [[ -e $dir/logs/reconciler.$n.log ]]; do n=$((n + 1)); done
+    mv "$dir/logs/reconciler.log" "$dir/logs/reconciler.$n.log"
+  fi
+  UP_DIR=$dir
+  local -a extra=()
+  read -ra extra <<<"${MUSTER_RECONCILER_FLAGS:-}"
+  start reconciler "$bin" reconciler --listen=127.0.0.1 --port="$port" \
+    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
+    "${extra[@]}"
+  wait_until "muster reconciler /readyz on port $port" 60 \
+    curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster reconciler did not become ready"
+}
+
+cmd_extender() { sidecar_command extender "$@"; }
+cmd_reconciler() { sidecar_command reconciler "$@"; }
+
+# sidecar_command extender|reconciler start|stop|restart [flags]
+sidecar_command() {
+  local which=$1 action=${2:-} dir='' bin='' sig=TERM
+  shift
   (($#)) && shift
   while (($#)); do
     case $1 in
       --dir) dir=${2:?--dir needs a value}; shift 2 ;;
       --muster) bin=${2:?--muster needs a value}; shift 2 ;;
       --signal) sig=${2:?--signal needs a value}; shift 2 ;;
-      *) die "extender: unknown argument $1" ;;
+      *) die "$which: unknown argument $1" ;;
     esac
   done
   dir=$(resolve_dir "$dir")
   [[ -n $bin ]] || bin=$(state_get "$dir" muster_bin) || true
   case $action in
     start | restart)
-      [[ -n $bin ]] || die "extender $action: no --muster BIN given and none recorded by up"
-      [[ $action == restart ]] && stop_extender "$dir" "$sig"
+      [[ -n $bin ]] || die "$which $action: no --muster BIN given and none recorded by up"
+      [[ $action == restart ]] && stop_sidecar "$dir" "$sig" "$which"
       local k name pid st
       while read -r k name pid st; do
-        [[ $k == proc && $name == extender ]] && alive "$pid" "$st" &&
-          die "an extender is already running (pid $pid); use: extender restart"
+        [[ $k == proc && $name == "$which" ]] && alive "$pid" "$st" &&
+          die "a $which is already running (pid $pid); use: $which restart"
       done <"$dir/state"
-      start_extender "$dir" "$bin"
-      log "extender ready on port $(extender_port "$dir")"
+      "start_$which" "$dir" "$bin"
+      log "$which ready"
       ;;
-    stop) stop_extender "$dir" "$sig" ;;
-    *) die "extender: expected start, stop or restart, got '$action'" ;;
+    stop) stop_sidecar "$dir" "$sig" "$which" ;;
+    *) die "$which: expected start, stop or restart, got '$action'" ;;
   esac
 }
 
@@ -667,9 +697,9 @@ cmd_up() {
 
   # 3. Ports, certificates, configs.
   local ports
-  read -r -a ports <<<"$(python3 "$HELPER" free-ports 7)" || die "could not pick free ports"
+  read -r -a ports <<<"$(python3 "$HELPER" free-ports 8)" || die "could not pick free ports"
   local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
-  local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]}
+  local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]} p_rec=${ports[7]}
   record "port etcd $p_etcd"
   record "port etcd-peer $p_peer"
   record "port apiserver $p_api"
@@ -677,6 +707,7 @@ cmd_up() {
   record "port scheduler $p_sched"
   record "port volcano-scheduler $p_vsched"
   record "port extender $p_ext"
+  record "port reconciler $p_rec"
   log "dir $dir; ports: etcd $p_etcd/$p_peer, apiserver $p_api, kcm $p_kcm, schedulers $p_sched/$p_vsched, extender $p_ext (reserved)"
   write_pki "$dir"
   write_kubeconfig "$dir" "$p_api"
@@ -782,6 +813,8 @@ cmd_up() {
   if [[ -n $muster_bin ]]; then
     start_extender "$dir" "$muster_bin"
     log "muster extender ready on port $p_ext"
+    start_reconciler "$dir" "$muster_bin"
+    log "muster reconciler ready on port $p_rec"
   fi
   local t_ready
   t_ready=$(now_us)
@@ -806,6 +839,7 @@ main() {
     env) cmd_env "$@" ;;
     status) cmd_status "$@" ;;
     extender) cmd_extender "$@" ;;
+    reconciler) cmd_reconciler "$@" ;;
     _guard) cmd_guard "$@" ;;
     -h | --help | help) usage ;;
     *)
