@@ -147,7 +147,7 @@ std::string ReconcilerUsage() {
          "  --scheduler-name NAME    schedulerName for Jobs that set none (default volcano)\n"
          "  --gated-scheduler NAME   create pods of this scheduler behind the muster.io/gang\n"
          "                           gate (repeatable; default volcano)\n"
-         "  --workers N              jobs synced in parallel (default 8)\n"
+         "  --workers N              jobs synced in parallel (default 16)\n"
          "  --kube-api-qps N --kube-api-burst N   API rate limit (default 100/200)\n";
 }
 

@@ -9,7 +9,7 @@
 //   --scheduler-name NAME    schedulerName of Jobs that name none (volcano)
 //   --gated-scheduler NAME   pods for this scheduler are created behind the
 //                            muster.io/gang gate (repeatable; default volcano)
-//   --workers N              jobs synced in parallel (default 8)
+//   --workers N              jobs synced in parallel (default 16)
 //   --kube-api-qps N --kube-api-burst N   client rate limit (default 100/200)
 //
 // Thread-safety: as RunExtender (extender/app.h): call from the main thread

@@ -34,7 +34,7 @@ constexpr int kConflictRetries = 3;
 // A status change of the pod counters alone waits this long after the last
 // status write, so a job whose pods start one by one writes its status a
 // few times, not once per pod (phase, version and retry changes go at once).
-constexpr Duration kStatusCoalesce = std::chrono::seconds(1);
+constexpr Duration kStatusCoalesce = std::chrono::seconds(2);
 
 // `after` differs from `before` in the pod counters only.
 bool CountersOnly(const JobStatus& before, JobStatus after) {
@@ -486,7 +486,12 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
   if (plan.ensure_job_objects) MUSTER_RETURN_IF_ERROR(EnsureJobObjects(job));
   if (plan.status != job.status) {
     Time due;
-    if (CountersOnly(job.status, plan.status) && !StatusWriteDue(job, &due)) {
+    // Counter changes, and a new Job's first status when no plugin objects
+    // were just recorded, wait for the coalescing window.
+    // A new Job's first status and counters-only changes wait for the
+    // coalescing window (phase changes of a started Job go at once).
+    bool first = job.status.state.phase.empty() && !plan.ensure_job_objects;
+    if ((first || CountersOnly(job.status, plan.status)) && !StatusWriteDue(job, &due)) {
       EnqueueAt(job.meta.Key(), Request{}, due);  // coalesced with later changes
     } else {
       MUSTER_RETURN_IF_ERROR(WriteStatus(job, plan.status));
@@ -514,22 +519,18 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
 
 bool JobController::StatusWriteDue(const Job& job, Time* due) {
   std::lock_guard lock(mu_);
+  const Time now = clock_.Now();
+  // Since our last write, or else since the first change we held back.
   auto it = status_written_at_.find(job.meta.Key());
-  if (it == status_written_at_.end()) return true;
+  if (it == status_written_at_.end()) it = status_written_at_.emplace(job.meta.Key(), now).first;
   *due = it->second + kStatusCoalesce;
-  return clock_.Now() >= *due;
+  return now >= *due;
 }
 
 Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
-  // Every task and phase is written (zeros too): a merge patch cannot remove
-  // a map key it does not name, and a count that went to 0 must show 0.
-  JobStatus full = status;
-  for (const TaskSpec& task : job.spec.tasks) {
-    for (const char* phase : {"Pending", "Running", "Succeeded", "Failed", "Unknown"}) {
-      full.task_status_count[task.name].try_emplace(phase, 0);
-    }
-  }
-  std::string body = kube::EncodeJobStatusPatch(full);
+  // taskStatusCount holds every task and phase (lifecycle.cc CountPods): a
+  // merge patch cannot remove a key it does not name.
+  std::string body = kube::EncodeJobStatusPatch(status);
   std::string patch =
       "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
   StatusOr<std::string> r =

@@ -14,9 +14,10 @@
 //   - pods to kill are marked volcano.sh/controller-out-of-sync before the
 //     status write: a marked pod raises no event again, and a sync deletes
 //     marked pods and live pods of an older job version;
-//   - a status change of the pod counters alone is written at most once a
-//     second per job (controller.cc kStatusCoalesce); phase, version and
-//     retry changes are written at once;
+//   - a status change of the pod counters alone, and a new Job's first
+//     status, wait up to a second (controller.cc kStatusCoalesce) to be
+//     written together with what follows; phase, version and retry changes
+//     of a started Job are written at once;
 //   - the job's state lives in the Job's status only; the controller keeps
 //     just short-lived "expectations" (creates and deletes not yet seen by
 //     the informers) so a sync racing its own writes does not repeat them.
@@ -54,7 +55,7 @@ namespace muster::reconciler {
 struct ControllerOptions {
   std::string default_scheduler = "volcano";  // a Job without schedulerName
   PodBuildOptions pods;                       // which schedulers' pods are gated
-  int workers = 8;                            // jobs synced in parallel
+  int workers = 16;                           // jobs synced in parallel
   int writes_per_sync = 16;                   // API writes in flight per sync
 };
 

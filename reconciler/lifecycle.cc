@@ -84,7 +84,15 @@ void CountPods(Run& run) {
   JobStatus& status = run.plan.status;
   status.pending = status.running = status.succeeded = status.failed = 0;
   status.unknown = status.terminating = 0;
+  // Every task and pod phase, zeros included: the status is written as a
+  // merge patch, which cannot drop a key, so a count that went to 0 must be
+  // written as 0 - and a plan must equal the status it wrote.
   status.task_status_count.clear();
+  for (const TaskSpec& task : run.job.spec.tasks) {
+    for (const char* phase : {"Pending", "Running", "Succeeded", "Failed", "Unknown"}) {
+      status.task_status_count[task.name][phase] = 0;
+    }
+  }
   for (const Pod* pod : run.snap.pods) {
     if (pod->meta.deletion_timestamp.has_value() || run.killed.count(pod->meta.name)) {
       ++status.terminating;

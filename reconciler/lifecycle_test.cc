@@ -1018,8 +1018,13 @@ TEST(LifecycleStatusTest, TaskStatusCountPerTaskReplacesTheOldOne) {
   JobWorld w = World(job, "RRSP", kPodGroupRunning);
   Plan plan = w.Reconcile(Request{}, kNow);
   using Counts = std::map<std::string, std::map<std::string, int32_t>>;
-  EXPECT_EQ(plan.status.task_status_count,
-            (Counts{{"ps", {{"Running", 2}}}, {"worker", {{"Succeeded", 1}, {"Pending", 1}}}}));
+  // Every task and phase, zeros included (a merge patch cannot drop a key).
+  EXPECT_EQ(
+      plan.status.task_status_count,
+      (Counts{
+          {"ps", {{"Pending", 0}, {"Running", 2}, {"Succeeded", 0}, {"Failed", 0}, {"Unknown", 0}}},
+          {"worker",
+           {{"Pending", 1}, {"Running", 0}, {"Succeeded", 1}, {"Failed", 0}, {"Unknown", 0}}}}));
   EXPECT_EQ(plan.status.running, 2);
 }
 
