@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -13,13 +13,14 @@ demo: deps                 ## a local cluster with GPU nodes running example job
 demo-down:                 ## stop the cluster `make demo` left running
 	./tools/demo.sh down
 
-bench: deps                ## microbenchmarks (medians of 5), then pods/s, gang wait and GPU topology vs the stock scheduler
+bench: deps                ## microbenchmarks (medians of 5), then pods/s, gang wait and GPU topology vs the stock scheduler, the reconciler vs kcm's Job controller
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS)
 	./tools/run-bench.sh build-bench
 	./bench/scheduling_throughput.sh --muster build-bench/cmd/muster
 	./bench/gang_wait.sh --muster build-bench/cmd/muster
 	./bench/gpu_topology.sh --muster build-bench/cmd/muster
+	./bench/reconciler.sh --muster build-bench/cmd/muster
 
 bench-throughput: deps     ## only the end-to-end pods/s comparison (1000 kwok nodes)
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
@@ -35,6 +36,11 @@ bench-topology: deps       ## only GPU topology (best link class, one rack, stra
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/gpu_topology.sh --muster build-bench/cmd/muster
+
+bench-reconciler: deps     ## only the reconciler: Volcano Jobs -> pods (1000 x 1, 10 x 100) vs kcm's batch/v1 Job controller (16 kwok nodes)
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS) --target muster
+	./bench/reconciler.sh --muster build-bench/cmd/muster
 
 deps:
 	./tools/install-deps.sh
