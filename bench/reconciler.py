@@ -68,6 +68,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from watch_binds import connect  # noqa: E402  (the cluster's admin client)
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
 from kube_watch import read_watch  # noqa: E402  (one watch response, event by event)
+from gang_wait import quantile, summary  # noqa: E402  (the percentiles every bench prints)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
 
 STOCK_JOBS = "/apis/batch/v1"
@@ -221,22 +222,6 @@ def window_writes(snap_a, snap_b, pods):
 
 
 # --- latency (pure) ----------------------------------------------------------------
-
-
-def quantile(xs, q):
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not xs:
-        return None
-    xs = sorted(xs)
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def summary(xs):
-    return {"n": len(xs), "p50": quantile(xs, 0.5), "p90": quantile(xs, 0.9),
-            "p99": quantile(xs, 0.99), "max": max(xs) if xs else None}
 
 
 def analyze(run):

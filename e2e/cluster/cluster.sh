@@ -307,34 +307,33 @@ cmd_status() {
   return "$rc"
 }
 
-# --- the muster extender ------------------------------------------------------------
-extender_port() { # dir -> the recorded extender port
-  local port
-  port=$(state_ports "$1" | awk '$1 == "extender" {print $2}')
-  [[ -n $port ]] || die "no extender port recorded in $1/state"
-  echo "$port"
-}
+# --- the muster sidecars: extender and reconciler -----------------------------------
 
-# start_extender DIR BIN: run `BIN extender` on the recorded port, record it,
-# wait until its caches synced (/readyz). Earlier logs are kept, numbered.
-start_extender() {
-  local dir=$1 bin=$2 port n=1
-  port=$(extender_port "$dir")
+# start_sidecar NAME DIR BIN: run `BIN NAME` (extender | reconciler) on its
+# recorded port (`port NAME`), record it, wait until its caches synced
+# (/readyz). Earlier logs are kept, numbered. MUSTER_<NAME>_FLAGS: extra
+# flags for experiments (e.g. MUSTER_EXTENDER_FLAGS=--gang-head-of-line-after=0s).
+start_sidecar() {
+  local name=$1 dir=$2 bin=$3 port n=1 flags_var
+  port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
+  [[ -n $port ]] || die "no $name port recorded in $dir/state"
   [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
-  if [[ -f $dir/logs/extender.log ]]; then
-    while [[ -e $dir/logs/extender.$n.log ]]; do n=$((n + 1)); done
-    mv "$dir/logs/extender.log" "$dir/logs/extender.$n.log"
+  if [[ -f $dir/logs/$name.log ]]; then
+    while [[ -e $dir/logs/$name.$n.log ]]; do n=$((n + 1)); done
+    mv "$dir/logs/$name.log" "$dir/logs/$name.$n.log"
   fi
   UP_DIR=$dir
-  # MUSTER_EXTENDER_FLAGS: extra flags for experiments (e.g. --gang-head-of-line-after=0s).
+  flags_var=MUSTER_${name^^}_FLAGS
   local -a extra=()
-  read -ra extra <<<"${MUSTER_EXTENDER_FLAGS:-}"
-  start extender "$bin" extender --listen=127.0.0.1 --port="$port" \
+  read -ra extra <<<"${!flags_var:-}"
+  start "$name" "$bin" "$name" --listen=127.0.0.1 --port="$port" \
     --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
     "${extra[@]}"
-  wait_until "muster extender /readyz on port $port" 60 \
-    curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster extender did not become ready"
+  wait_until "muster $name /readyz on port $port" 60 \
+    curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster $name did not become ready"
 }
+start_extender() { start_sidecar extender "$@"; }
+start_reconciler() { start_sidecar reconciler "$@"; }
 
 # stop_sidecar DIR SIGNAL [NAME]: signal every live extender (or NAME: the
 # reconciler) of DIR, wait for it to exit, and drop its `proc` line (a dead
@@ -362,26 +361,6 @@ stop_sidecar() {
   log "$which: stopped $stopped process(es) with SIG$sig"
 }
 
-# start_reconciler DIR BIN: run `BIN reconciler` on the recorded port (its
-# metrics and health), record it, wait for its informers (/readyz).
-start_reconciler() {
-  local dir=$1 bin=$2 port n=1
-  port=$(state_ports "$dir" | awk '$1 == "reconciler" {print $2}') || true
-  [[ -n $port ]] || die "no reconciler port recorded in $dir/state"
-  [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
-  if [[ -f $dir/logs/reconciler.log ]]; then
-    while [[ -e $dir/logs/reconciler.$n.log ]]; do n=$((n + 1)); done
-    mv "$dir/logs/reconciler.log" "$dir/logs/reconciler.$n.log"
-  fi
-  UP_DIR=$dir
-  local -a extra=()
-  read -ra extra <<<"${MUSTER_RECONCILER_FLAGS:-}"
-  start reconciler "$bin" reconciler --listen=127.0.0.1 --port="$port" \
-    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
-    "${extra[@]}"
-  wait_until "muster reconciler /readyz on port $port" 60 \
-    curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster reconciler did not become ready"
-}
 
 cmd_extender() { sidecar_command extender "$@"; }
 cmd_reconciler() { sidecar_command reconciler "$@"; }
