@@ -369,7 +369,8 @@ TEST(PluginsSvcTest, NetworkPolicyDisabled) {
 std::map<std::string, std::string> SecretData(const JobObject& o) {
   rapidjson::Document doc = ParseObject(o);
   std::map<std::string, std::string> out;
-  for (const auto& m : doc["data"].GetObject()) {
+  const rapidjson::Value& data = doc["data"];  // const: clang rejects non-const member iterators
+  for (const auto& m : data.GetObject()) {
     StatusOr<std::string> decoded = kube::DecodeBase64(m.value.GetString());
     EXPECT_TRUE(decoded.ok());
     out[m.name.GetString()] = decoded.ok() ? *decoded : "";

@@ -12,6 +12,17 @@ new_namespace
 queue_fixture=$E2E_FIXTURES/queue.yaml
 cleanup_queue() { "$MUSTER_KUBECTL" delete -f "$queue_fixture" --ignore-not-found --wait=false >/dev/null 2>&1 || true; }
 trap 'rc=$?; cleanup_queue; (exit $rc); e2e_cleanup' EXIT
+# The checks below write a Job's status by hand: the muster reconciler (on a
+# local cluster) is stopped meanwhile, or it would run the Job and own its
+# status. e2e_cleanup starts it again.
+if [[ -z ${MUSTER_E2E_KUBECONFIG:-} ]]; then
+  cluster=$E2E_REPO/e2e/cluster/cluster.sh
+  "$cluster" reconciler stop ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 ||
+    fail "could not stop the reconciler"
+  e2e_before_cleanup() {
+    "$cluster" reconciler start ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1
+  }
+fi
 
 # --- the default queues the cluster creates ---------------------------------------
 for q in default root; do
