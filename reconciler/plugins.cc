@@ -1,8 +1,5 @@
 #include "reconciler/plugins.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -24,8 +21,11 @@ namespace {
 using pod_json::AddVolume;
 using pod_json::AddVolumeMount;
 using pod_json::ArrayMember;
+using pod_json::Find;
 using pod_json::JobOwnerReferences;
 using pod_json::SetMember;
+using pod_json::Str;
+using pod_json::StringAt;
 using rapidjson::Value;
 
 // --- Go flag syntax --------------------------------------------------------
@@ -99,38 +99,16 @@ int32_t ValidPort(int32_t port, int32_t fallback) {
 
 // --- JSON building ---------------------------------------------------------
 
-Value Str(std::string_view s, PodAllocator& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
-}
-
 Value Ref(std::string_view s) {
   return Value(rapidjson::StringRef(s.data(), static_cast<rapidjson::SizeType>(s.size())));
 }
 
 std::string_view View(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
-const Value* Find(const Value& obj, std::string_view key) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(Ref(key));
-  return it == obj.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
-}
-
-std::string StringAt(const Value& obj, std::string_view key) {
-  const Value* v = Find(obj, key);
-  return v != nullptr && v->IsString() ? std::string(View(*v)) : std::string();
-}
-
 Value StringMap(const std::map<std::string, std::string>& m, PodAllocator& a) {
   Value out(rapidjson::kObjectType);
   for (const auto& [k, v] : m) out.AddMember(Str(k, a), Str(v, a), a);
   return out;
-}
-
-std::string Compact(const Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 // --- Pod mutation helpers --------------------------------------------------
@@ -475,7 +453,7 @@ JobObject MakeObject(const Job& job, std::string_view api_version, std::string_v
   obj.AddMember("metadata", ObjectMetadata(job, name, a), a);
   for (auto& [key, value] : body) obj.AddMember(Str(key, a), std::move(value), a);
   return JobObject{std::string(api_version), std::string(resource), std::string(name),
-                   Compact(obj)};
+                   kube::ToCompactJson(obj)};
 }
 
 Value JobSelector(const Job& job, PodAllocator& a) {
@@ -744,6 +722,25 @@ Value JobOwnerReferences(const Job& job, PodAllocator& a) {
   Value refs(rapidjson::kArrayType);
   refs.PushBack(std::move(ref), a);
   return refs;
+}
+
+const Value* Find(const Value& obj, std::string_view key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(Ref(key));
+  return it == obj.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
+}
+
+Value* Find(Value& obj, std::string_view key) {
+  return const_cast<Value*>(Find(static_cast<const Value&>(obj), key));
+}
+
+std::string StringAt(const Value& obj, std::string_view key) {
+  const Value* v = Find(obj, key);
+  return v != nullptr && v->IsString() ? std::string(View(*v)) : std::string();
+}
+
+Value Str(std::string_view s, PodAllocator& a) {
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
 Value* MemberOf(Value& obj, std::string_view key) {

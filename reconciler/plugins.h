@@ -187,6 +187,14 @@ rapidjson::Value JobOwnerReferences(const Job& job, PodAllocator& a);
 // Non-const RapidJSON member iterators do not compare under C++20 in clang
 // (-Wambiguous-reversed-operator), so every mutable lookup goes through here.
 rapidjson::Value* MemberOf(rapidjson::Value& obj, std::string_view key);
+// The member `key` of `obj`, or nullptr when absent, null or `obj` is not an
+// object.
+const rapidjson::Value* Find(const rapidjson::Value& obj, std::string_view key);
+rapidjson::Value* Find(rapidjson::Value& obj, std::string_view key);
+// obj[key] when it is a string, else "".
+std::string StringAt(const rapidjson::Value& obj, std::string_view key);
+// A copy of `s` in `a`.
+rapidjson::Value Str(std::string_view s, PodAllocator& a);
 // The array at `key` of `obj`, created when absent or null.
 rapidjson::Value& ArrayMember(rapidjson::Value& obj, std::string_view key, PodAllocator& a);
 // Sets obj[key] = value, replacing an existing member.

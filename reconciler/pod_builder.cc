@@ -1,8 +1,5 @@
 #include "reconciler/pod_builder.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <map>
 #include <span>
@@ -21,8 +18,11 @@ namespace {
 using pod_json::AddVolume;
 using pod_json::AddVolumeMount;
 using pod_json::ArrayMember;
+using pod_json::Find;
 using pod_json::JobOwnerReferences;
 using pod_json::SetMember;
+using pod_json::Str;
+using pod_json::StringAt;
 using rapidjson::Value;
 
 // Job labels Volcano copies onto pod labels (annotations copy all of
@@ -31,21 +31,6 @@ constexpr std::string_view kCopiedJobLabels[] = {"volcano.sh/preemptable",
                                                  "volcano.sh/cooldown-time"};
 constexpr std::string_view kJdbMinAvailable = "volcano.sh/jdb-min-available";
 constexpr std::string_view kJdbMaxUnavailable = "volcano.sh/jdb-max-unavailable";
-
-Value Str(std::string_view s, PodAllocator& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
-}
-
-// The member `key` of `obj`, or nullptr when absent or null.
-Value* Find(Value& obj, std::string_view key) {
-  Value* member = pod_json::MemberOf(obj, key);
-  return member == nullptr || member->IsNull() ? nullptr : member;
-}
-
-std::string StringAt(Value& obj, std::string_view key) {
-  Value* v = Find(obj, key);
-  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
-}
 
 Status WrongType(const std::string& path, std::string_view expected, const Value& got) {
   return InvalidArgumentError(path + ": expected " + std::string(expected) + ", got " +
@@ -275,10 +260,7 @@ StatusOr<std::string> BuildPod(const Job& job, size_t task, int index,
   AddJobVolumes(job, spec, a);
   ApplyPlugins(job, task, index, &pod);
 
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  pod.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return kube::ToCompactJson(pod);
 }
 
 }  // namespace muster::reconciler
