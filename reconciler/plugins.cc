@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "kube/client/pem.h"
 #include "kube/codec/json.h"
 #include "model/time.h"
 #include "reconciler/naming.h"
@@ -543,10 +544,10 @@ Status AddSshSecret(const Job& job, const SshKeyPair& keys, std::vector<JobObjec
   rapidjson::Document doc;
   PodAllocator& a = doc.GetAllocator();
   std::map<std::string, std::string> data = {
-      {std::string(kSshPrivateKeyFile), Base64Encode(pair.private_pem)},
-      {std::string(kSshPublicKeyFile), Base64Encode(pair.public_openssh)},
-      {std::string(kSshAuthorizedKeysFile), Base64Encode(pair.public_openssh)},
-      {std::string(kSshConfigFile), Base64Encode(SshConfig(job, args.port))}};
+      {std::string(kSshPrivateKeyFile), kube::EncodeBase64(pair.private_pem)},
+      {std::string(kSshPublicKeyFile), kube::EncodeBase64(pair.public_openssh)},
+      {std::string(kSshAuthorizedKeysFile), kube::EncodeBase64(pair.public_openssh)},
+      {std::string(kSshConfigFile), kube::EncodeBase64(SshConfig(job, args.port))}};
   std::vector<std::pair<std::string_view, Value>> body;
   body.emplace_back("data", StringMap(data, a));
   out->push_back(

@@ -96,36 +96,10 @@ StatusOr<std::string> PublicKeyOpenSsh(EVP_PKEY* key) {
   AppendSshString(kSshRsa, &blob);
   AppendSshMpint(e.get(), &blob);
   AppendSshMpint(n.get(), &blob);
-  return std::string(kSshRsa) + " " + Base64Encode(blob) + "\n";
+  return std::string(kSshRsa) + " " + kube::EncodeBase64(blob) + "\n";
 }
 
 }  // namespace
-
-std::string Base64Encode(std::string_view data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= data.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(data[i]) << 16) |
-                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(kAlphabet[(v >> 6) & 63]);
-    out.push_back(kAlphabet[v & 63]);
-  }
-  const size_t rest = data.size() - i;
-  if (rest > 0) {
-    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
-    if (rest == 2) v |= static_cast<uint8_t>(data[i + 1]) << 8;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
 
 StatusOr<SshKeyPair> GenerateSshKeyPair() {
   PkeyPtr key(EVP_RSA_gen(kRsaBits));

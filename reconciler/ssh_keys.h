@@ -26,7 +26,4 @@ struct SshKeyPair {
 // A fresh RSA-2048 key pair. Internal when OpenSSL fails (no entropy).
 StatusOr<SshKeyPair> GenerateSshKeyPair();
 
-// Standard base64 with padding and no line breaks (Secret data, key blobs).
-std::string Base64Encode(std::string_view data);
-
 }  // namespace muster::reconciler

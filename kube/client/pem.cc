@@ -43,6 +43,15 @@ StatusOr<BioPtr> MemoryBio(std::string_view data) {
 
 }  // namespace
 
+std::string EncodeBase64(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');  // EVP_EncodeBlock adds a NUL
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()),
+                                static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 StatusOr<std::string> DecodeBase64(std::string_view text) {
   if (text.size() > static_cast<size_t>(INT_MAX / 2))
     return InvalidArgumentError("base64 too large");

@@ -30,6 +30,8 @@ using X509Ptr = std::unique_ptr<X509, X509Deleter>;
 using EvpPkeyPtr = std::unique_ptr<EVP_PKEY, EvpPkeyDeleter>;
 using X509StorePtr = std::unique_ptr<X509_STORE, X509StoreDeleter>;
 
+// Standard base64 with padding and no line breaks (Secret data, key blobs).
+std::string EncodeBase64(std::string_view data);
 // Standard base64 with padding; line breaks and spaces are ignored.
 // InvalidArgument on any other malformed input.
 StatusOr<std::string> DecodeBase64(std::string_view text);
