@@ -361,16 +361,10 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
                            kube::DecodePodList);
   // PodGroups and Queues: the CRDs of manifests/crds must be installed, or
   // these lists fail (logged, retried) and the extender never gets ready.
-  kube::Informer<PodGroup> groups(
-      clients->watch.get(),
-      kube::ResourceRef{
-          .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"},
-      kube::DecodePodGroup, kube::DecodePodGroupList);
-  kube::Informer<Queue> queues(
-      clients->watch.get(),
-      kube::ResourceRef{
-          .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"},
-      kube::DecodeQueue, kube::DecodeQueueList);
+  kube::Informer<PodGroup> groups(clients->watch.get(), kube::PodGroupsRef(), kube::DecodePodGroup,
+                                  kube::DecodePodGroupList);
+  kube::Informer<Queue> queues(clients->watch.get(), kube::QueuesRef(), kube::DecodeQueue,
+                               kube::DecodeQueueList);
   Wire(nodes, pods, cache);
   WireWorkloads(groups, queues, cache);
   const Pipeline pipeline(flags.policy, &cache);

@@ -15,6 +15,7 @@
 
 #include "extender/topology_step.h"
 #include "kube/client/client.h"
+#include "kube/client/parallel.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
@@ -23,18 +24,8 @@ namespace muster::extender {
 namespace {
 
 using gang::MemberState;
-
-const kube::ResourceRef& PodGroupsRef() {
-  static const kube::ResourceRef ref{
-      .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
-  return ref;
-}
-
-const kube::ResourceRef& QueuesRef() {
-  static const kube::ResourceRef ref{
-      .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
-  return ref;
-}
+using kube::PodGroupsRef;
+using kube::QueuesRef;
 
 gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
   gang::Member m{.pod = pod, .terminating = pod->meta.deletion_timestamp.has_value()};
@@ -209,23 +200,12 @@ gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied)
 
 Event GroupEvent(const PodGroup& group, std::string_view type, std::string_view reason,
                  std::string message, Time now) {
-  Event e;
-  e.meta.namespace_ = group.meta.namespace_;
-  e.meta.generate_name = group.meta.name + ".";
-  e.involved_object = ObjectReference{.api_version = "scheduling.volcano.sh/v1beta1",
-                                      .kind = "PodGroup",
-                                      .namespace_ = group.meta.namespace_,
-                                      .name = group.meta.name,
-                                      .uid = group.meta.uid};
-  e.reason = std::string(reason);
-  e.message = std::move(message);
-  e.type = std::string(type);
-  e.source_component = "muster";
-  e.reporting_component = "muster";
-  e.first_timestamp = now;
-  e.last_timestamp = now;
-  e.count = 1;
-  return e;
+  return NewEvent(ObjectReference{.api_version = "scheduling.volcano.sh/v1beta1",
+                                  .kind = "PodGroup",
+                                  .namespace_ = group.meta.namespace_,
+                                  .name = group.meta.name,
+                                  .uid = group.meta.uid},
+                  type, reason, std::move(message), "muster", now);
 }
 
 std::string Summary(const std::vector<gang::Assignment>& assignments) {
@@ -237,22 +217,6 @@ std::string Summary(const std::vector<gang::Assignment>& assignments) {
     out += node + " x" + std::to_string(count);
   }
   return out;
-}
-
-// Runs fn(i) for i in [0, n) on up to `threads` threads.
-template <typename Fn>
-void ParallelFor(size_t n, int threads, Fn&& fn) {
-  if (n == 0) return;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) fn(i);
-  };
-  const size_t extra = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1))) - 1;
-  std::vector<std::thread> pool;
-  pool.reserve(extra);
-  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
 }
 
 // A gang of one whose pod carries no gate goes the usual way (filter fits it
@@ -1022,7 +986,7 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
   std::vector<char> status_failed(statuses, 0);
   std::vector<char> queue_failed(queue_statuses, 0);
   // Gates first: they decide how soon the gang starts.
-  ParallelFor(
+  kube::ParallelFor(
       patches + statuses + queue_statuses + events + evictions, options_.io_parallelism,
       [&](size_t i) {
         if (i < patches) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "model/object_meta.h"
 
@@ -55,5 +57,25 @@ struct Event {
   std::string reporting_instance;
   friend bool operator==(const Event&, const Event&) = default;
 };
+
+// An Event about `object` reported by `component`, counted once at `now`.
+// The API server names it from "<object name>." (generateName), so two
+// Events in the same instant never collide.
+inline Event NewEvent(ObjectReference object, std::string_view type, std::string_view reason,
+                      std::string message, std::string_view component, Time now) {
+  Event e;
+  e.meta.namespace_ = object.namespace_;
+  e.meta.generate_name = object.name + ".";
+  e.involved_object = std::move(object);
+  e.reason = std::string(reason);
+  e.message = std::move(message);
+  e.type = std::string(type);
+  e.source_component = std::string(component);
+  e.reporting_component = std::string(component);
+  e.first_timestamp = now;
+  e.last_timestamp = now;
+  e.count = 1;
+  return e;
+}
 
 }  // namespace muster

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <utility>
 
+#include "kube/client/parallel.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/job_admission.h"
@@ -19,11 +20,6 @@ namespace muster::reconciler {
 namespace {
 
 using PodGroupOp = Plan::PodGroupOp;
-
-const kube::ResourceRef kJobs{
-    .group = "batch.volcano.sh", .version = "v1alpha1", .resource = "jobs"};
-const kube::ResourceRef kPodGroups{
-    .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
 
 // How long a write we made may stay unseen by the informers before the
 // expectation is dropped (and the next sync trusts the informers again).
@@ -71,21 +67,6 @@ int64_t ParseVersion(const std::string& rv) {
 bool IgnorableCreate(const Status& s) { return s.ok() || s.code() == StatusCode::kAlreadyExists; }
 bool IgnorableDelete(const Status& s) { return s.ok() || s.code() == StatusCode::kNotFound; }
 
-// Runs fn(0..n-1), at most `parallel` at a time.
-template <typename Fn>
-void ParallelFor(size_t n, int parallel, Fn&& fn) {
-  if (n == 0) return;
-  std::atomic<size_t> next{0};
-  auto drain = [&] {
-    for (size_t i = next++; i < n; i = next++) fn(i);
-  };
-  std::vector<std::thread> threads;
-  size_t extra = std::min<size_t>(n, std::max(parallel, 1)) - 1;
-  for (size_t t = 0; t < extra; ++t) threads.emplace_back(drain);
-  drain();
-  for (std::thread& t : threads) t.join();
-}
-
 kube::ResourceRef PodsIn(const std::string& ns) { return kube::ResourceRef::Core("pods", ns); }
 
 // The pod, as the snapshot should hold it once our kill is seen.
@@ -123,10 +104,10 @@ JobController::JobController(kube::Client* client, const Clock& clock, Controlle
       clock_(clock),
       options_(std::move(options)),
       metrics_(metrics),
-      jobs_(client, kJobs, kube::DecodeJob, kube::DecodeJobList),
+      jobs_(client, kube::VolcanoJobsRef(), kube::DecodeJob, kube::DecodeJobList),
       pods_(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList,
             kube::InformerOptions{.label_selector = std::string(kJobNameKey)}),
-      groups_(client, kPodGroups, kube::DecodePodGroup, kube::DecodePodGroupList) {
+      groups_(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList) {
   Wire();
 }
 
@@ -346,8 +327,8 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
     Status s = SyncOnce(job, {request}, &conflict);
     for (int attempt = 0; conflict && attempt < kConflictRetries; ++attempt) {
       result = "conflict";
-      StatusOr<std::string> fresh =
-          client_->Get(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name));
+      StatusOr<std::string> fresh = client_->Get(
+          kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name));
       if (!fresh.ok()) break;
       StatusOr<Job> decoded = kube::DecodeJob(*fresh);
       if (!decoded.ok()) break;
@@ -470,7 +451,7 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
     if (!killed_pods_.count(pod->meta.uid)) kills.push_back({name, pod->meta.uid});
   }
   // Marked first: a marked pod raises no event again (controller.h).
-  ParallelFor(kills.size(), options_.writes_per_sync, [&](size_t i) {
+  kube::ParallelFor(kills.size(), options_.writes_per_sync, [&](size_t i) {
     std::string patch = "{\"metadata\":{\"uid\":\"" + kills[i].uid + "\",\"annotations\":{\"" +
                         std::string(kOutOfSyncKey) + "\":\"true\"}}}";
     StatusOr<std::string> r = client_->Patch(PodsIn(job.meta.namespace_).WithName(kills[i].name),
@@ -506,7 +487,10 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
     kube::DeleteOptions options{.precondition_uid = job.meta.uid,
                                 .propagation_policy = "Background"};
     Status s =
-        client_->Delete(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name), options)
+        client_
+            ->Delete(
+                kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name),
+                options)
             .status();
     metrics_->CountWrite("delete", "jobs");
     if (IgnorableDelete(s))
@@ -533,9 +517,9 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
   std::string body = kube::EncodeJobStatusPatch(status);
   std::string patch =
       "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
-  StatusOr<std::string> r =
-      client_->PatchStatus(kJobs.WithNamespace(job.meta.namespace_).WithName(job.meta.name),
-                           kube::PatchType::kMerge, patch);
+  StatusOr<std::string> r = client_->PatchStatus(
+      kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name),
+      kube::PatchType::kMerge, patch);
   metrics_->CountWrite("patch", "jobs");
   if (!r.ok()) return r.status();
   {
@@ -554,7 +538,7 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
 // its event before the call returns.
 void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
   Time now = clock_.Now();
-  ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
+  kube::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     {
       std::lock_guard lock(mu_);
       killed_pods_[pods[i].uid] = now;
@@ -589,7 +573,7 @@ Status JobController::CreatePods(const Job& job, const std::vector<PodSlot>& slo
     std::lock_guard lock(failed_mu);
     if (failed++ == 0) first = why.Annotate("pod " + name);
   };
-  ParallelFor(todo.size(), options_.writes_per_sync, [&](size_t i) {
+  kube::ParallelFor(todo.size(), options_.writes_per_sync, [&](size_t i) {
     const PodSlot& slot = todo[i];
     std::string name = PodName(job.meta.name, job.spec.tasks[slot.task].name, slot.index);
     StatusOr<std::string> body = BuildPod(job, slot.task, slot.index, options_.pods);
@@ -616,7 +600,7 @@ Status JobController::CreatePods(const Job& job, const std::vector<PodSlot>& slo
 }
 
 Status JobController::ApplyPodGroup(const Job& job, const Plan& plan) {
-  kube::ResourceRef ref = kPodGroups.WithNamespace(job.meta.namespace_);
+  kube::ResourceRef ref = kube::PodGroupsRef().WithNamespace(job.meta.namespace_);
   std::string name = PodGroupName(job);
   switch (plan.pod_group_op) {
     case PodGroupOp::kNone:
@@ -685,23 +669,13 @@ Status JobController::EnsureJobObjects(const Job& job) {
 }
 
 void JobController::RecordEvent(const Job& job, const JobEventRecord& record) {
-  Event event;
-  Time now = clock_.Now();
-  event.meta.namespace_ = job.meta.namespace_;
-  event.meta.name = job.meta.name + "." + std::to_string(now.unix_micros());
-  event.involved_object = ObjectReference{std::string(kJobApiVersion),
-                                          std::string(kJobKind),
-                                          job.meta.namespace_,
-                                          job.meta.name,
-                                          job.meta.uid,
-                                          "",
-                                          ""};
-  event.reason = record.reason;
-  event.message = record.message;
-  event.type = record.type;
-  event.source_component = "muster-reconciler";
-  event.first_timestamp = event.last_timestamp = now;
-  event.count = 1;
+  Event event =
+      NewEvent(ObjectReference{.api_version = std::string(kJobApiVersion),
+                               .kind = std::string(kJobKind),
+                               .namespace_ = job.meta.namespace_,
+                               .name = job.meta.name,
+                               .uid = job.meta.uid},
+               record.type, record.reason, record.message, "muster-reconciler", clock_.Now());
   Status s =
       client_
           ->Create(kube::ResourceRef::Core("events", job.meta.namespace_), kube::EncodeEvent(event))

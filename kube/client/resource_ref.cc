@@ -4,6 +4,19 @@
 
 namespace muster::kube {
 
+ResourceRef VolcanoJobsRef() {
+  return ResourceRef{.group = "batch.volcano.sh", .version = "v1alpha1", .resource = "jobs"};
+}
+
+ResourceRef PodGroupsRef() {
+  return ResourceRef{
+      .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
+}
+
+ResourceRef QueuesRef() {
+  return ResourceRef{.group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
+}
+
 ResourceRef ResourceRef::Core(std::string resource, std::string ns, std::string name) {
   ResourceRef ref;
   ref.version = "v1";

@@ -41,6 +41,12 @@ struct ResourceRef {
   std::string DebugString() const;
 };
 
+// Volcano's collections: jobs.batch.volcano.sh/v1alpha1,
+// podgroups.scheduling.volcano.sh/v1beta1, queues.scheduling.volcano.sh/v1beta1.
+ResourceRef VolcanoJobsRef();
+ResourceRef PodGroupsRef();
+ResourceRef QueuesRef();
+
 // RFC 3986 percent-encoding of everything but unreserved characters.
 std::string PercentEncode(std::string_view text);
 
