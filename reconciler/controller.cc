@@ -76,21 +76,15 @@ std::shared_ptr<const Pod> AsDeleting(const Pod& pod, Time when) {
   return copy;
 }
 
-// A pod we created but the informer has not delivered yet.
-std::shared_ptr<const Pod> Unseen(const Job& job, const std::string& name, Time when) {
+// A pod we created (replica `index` of `task`) that the informer has not
+// delivered yet.
+std::shared_ptr<const Pod> Unseen(const Job& job, const std::string& task, int index, Time when) {
   auto pod = std::make_shared<Pod>();
-  pod->meta.name = name;
+  pod->meta.name = PodName(job.meta.name, task, index);
   pod->meta.namespace_ = job.meta.namespace_;
   pod->meta.creation_timestamp = when;
-  for (const TaskSpec& task : job.spec.tasks) {
-    std::string prefix = job.meta.name + "-" + task.name + "-";
-    std::string_view rest = std::string_view(name).substr(std::min(prefix.size(), name.size()));
-    bool digits = !rest.empty() && rest.find_first_not_of("0123456789") == std::string_view::npos;
-    if (name.rfind(prefix, 0) == 0 && digits) {
-      pod->meta.annotations[std::string(kTaskSpecKey)] = task.name;
-      pod->meta.annotations[std::string(kTaskIndexKey)] = std::string(rest);
-    }
-  }
+  pod->meta.annotations[std::string(kTaskSpecKey)] = task;
+  pod->meta.annotations[std::string(kTaskIndexKey)] = std::to_string(index);
   pod->meta.annotations[std::string(kJobVersionKey)] = std::to_string(job.status.version);
   pod->status.phase = "Pending";
   return pod;
@@ -139,25 +133,27 @@ void JobController::Wire() {
     }
     std::shared_ptr<const Job> job = jobs_.Get(job_key);
     if (job == nullptr) return;
-    std::vector<std::shared_ptr<const Pod>> held;
-    std::vector<const Pod*> task_pods;
-    std::string task;
-    int index = 0;
-    PodTaskAndIndex(pod, &task, &index);
-    std::vector<std::string> keys;
-    {
-      std::lock_guard lock(mu_);
-      const auto& set = pods_by_job_[job_key];
-      keys.assign(set.begin(), set.end());
-    }
-    for (const std::string& key : keys) {
-      std::shared_ptr<const Pod> p = pods_.Get(key);
-      std::string t;
-      if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
-        task_pods.push_back(p.get());
-        held.push_back(std::move(p));
+    std::vector<std::shared_ptr<const Pod>> held;  // keeps task_pods' pointers alive
+    auto task_pods = [&] {
+      std::string task, t;
+      int index = 0;
+      PodTaskAndIndex(pod, &task, &index);
+      std::vector<std::string> keys;
+      {
+        std::lock_guard lock(mu_);
+        const auto& set = pods_by_job_[job_key];
+        keys.assign(set.begin(), set.end());
       }
-    }
+      std::vector<const Pod*> out;
+      for (const std::string& key : keys) {
+        std::shared_ptr<const Pod> p = pods_.Get(key);
+        if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
+          out.push_back(p.get());
+          held.push_back(std::move(p));
+        }
+      }
+      return out;
+    };
     for (Request& r : PodChangeRequests(*job, before, after, task_pods)) {
       Enqueue(job_key, std::move(r));
     }
@@ -394,7 +390,13 @@ JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<
   snap.job = &job;
   std::string job_key = job.meta.Key();
   std::vector<std::string> keys;
-  std::map<std::string, Time> created, killed;
+  struct Created {
+    std::string key;
+    const std::string* task;
+    int index;
+    Time when;
+  };
+  std::vector<Created> created;
   bool group_deleted = false, group_created = false;
   *group = groups_.Get(PodGroupKey(job));
   {
@@ -405,10 +407,9 @@ JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<
       for (int i = 0; i < task.replicas; ++i) {
         std::string key = ObjectKey(job.meta.namespace_, PodName(job.meta.name, task.name, i));
         auto c = created_pods_.find(key);
-        if (c != created_pods_.end()) created.insert(*c);
+        if (c != created_pods_.end()) created.push_back({key, &task.name, i, c->second});
       }
     }
-    killed = killed_pods_;
     group_deleted = *group != nullptr && deleted_group_uids_.count((*group)->meta.uid);
     group_created = created_groups_.count(PodGroupKey(job)) > 0;
   }
@@ -420,12 +421,19 @@ JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<
                              [&](const OwnerReference& r) { return r.uid == job.meta.uid; });
     if (!owned) continue;
     seen.insert(key);
-    auto k = killed.find(pod->meta.uid);
-    held->push_back(k != killed.end() ? AsDeleting(*pod, k->second) : pod);
+    held->push_back(std::move(pod));
   }
-  for (const auto& [key, when] : created) {
-    if (seen.count(key)) continue;
-    held->push_back(Unseen(job, key.substr(key.find('/') + 1), when));
+  {
+    // Pods we deleted, as the informer will show them.
+    std::lock_guard lock(mu_);
+    for (auto& pod : *held) {
+      auto k = killed_pods_.find(pod->meta.uid);
+      if (k != killed_pods_.end()) pod = AsDeleting(*pod, k->second);
+    }
+  }
+  for (const Created& c : created) {
+    if (seen.count(c.key)) continue;
+    held->push_back(Unseen(job, *c.task, c.index, c.when));
   }
   for (const auto& pod : *held) snap.pods.push_back(pod.get());
   if (group_deleted) group->reset();

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "reconciler/naming.h"
@@ -70,6 +72,14 @@ struct Run {
     if (killed.insert(pod.meta.name).second) plan.kill_pods.push_back(pod.meta.name);
   }
 };
+
+// Container and init container restarts of a pod.
+int32_t Restarts(const Pod& pod) {
+  int32_t n = 0;
+  for (const ContainerStatus& c : pod.status.container_statuses) n += c.restart_count;
+  for (const ContainerStatus& c : pod.status.init_container_statuses) n += c.restart_count;
+  return n;
+}
 
 const Pod* FindPod(const JobSnapshot& snap, std::string_view name) {
   for (const Pod* pod : snap.pods) {
@@ -213,14 +223,19 @@ void SyncPods(Run& run) {
   bool initiate = run.phase == kPending || run.phase == kRunning;
   if (initiate) EnsureGroupAndObjects(run);
   bool may_create = initiate && PodGroupAdmitted(run.snap.pod_group);
-  std::set<std::string> wanted;
+  // Pods by name, once: every replica is looked up (a sync runs per pod event).
+  std::unordered_map<std::string_view, const Pod*> by_name;
+  by_name.reserve(run.snap.pods.size());
+  for (const Pod* pod : run.snap.pods) by_name.emplace(pod->meta.name, pod);
+  std::unordered_set<std::string> wanted;
   for (size_t t = 0; t < run.job.spec.tasks.size(); ++t) {
     const TaskSpec& task = run.job.spec.tasks[t];
     bool deps_ready = DependenciesReady(run, task);
     for (int i = 0; i < task.replicas; ++i) {
       std::string name = PodName(run.job.meta.name, task.name, i);
       wanted.insert(name);
-      const Pod* pod = FindPod(run.snap, name);
+      auto found = by_name.find(name);
+      const Pod* pod = found == by_name.end() ? nullptr : found->second;
       if (pod == nullptr) {
         if (may_create && deps_ready) run.plan.create_pods.push_back(PodSlot{t, i});
         continue;
@@ -512,7 +527,7 @@ PodGroup DesiredPodGroup(const Job& job) {
 }
 
 std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
-                                       const std::vector<const Pod*>& task_pods) {
+                                       const TaskPods& task_pods) {
   const Pod* pod = after != nullptr ? after : before;
   std::vector<Request> out;
   if (pod == nullptr || pod->meta.annotations.count(std::string(kOutOfSyncKey))) {
@@ -560,21 +575,21 @@ std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const 
     if (phase == "Succeeded") {
       const TaskSpec* task = FindTask(job, base.task);
       int32_t done = 0;
-      for (const Pod* p : task_pods) done += p->status.phase == "Succeeded";
+      if (task != nullptr) {
+        for (const Pod* p : task_pods()) done += p->status.phase == "Succeeded";
+      }
       if (task != nullptr && done >= task->replicas) raise(kTaskCompleted);
     }
   }
-  if (const TaskSpec* task = FindTask(job, base.task);
-      task != nullptr && task->max_retry.value_or(3) != -1) {
+  const TaskSpec* task = FindTask(job, base.task);
+  const bool restarted = Restarts(*after) > (before == nullptr ? 0 : Restarts(*before));
+  if (restarted && task != nullptr && task->max_retry.value_or(3) != -1) {
     int32_t restarts = 0;
-    for (const Pod* p : task_pods) {
-      if (p->status.phase != "Running" && p->status.phase != "Pending") continue;
-      for (const ContainerStatus& c : p->status.container_statuses) restarts += c.restart_count;
-      for (const ContainerStatus& c : p->status.init_container_statuses)
-        restarts += c.restart_count;
+    for (const Pod* p : task_pods()) {
+      if (p->status.phase == "Running" || p->status.phase == "Pending") restarts += Restarts(*p);
     }
     int32_t limit = task->max_retry.value_or(3) == 0 ? 3 : task->max_retry.value_or(3);
-    if (restarts >= limit && restarts > 0) raise(kTaskFailed);
+    if (restarts >= limit) raise(kTaskFailed);
   }
   if (out.empty()) out.push_back(Request{});
   return out;

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -150,11 +151,16 @@ Plan Reconcile(const JobSnapshot& snapshot, const Request& request, Time now);
 // owner reference, the job's labels and annotations.
 PodGroup DesiredPodGroup(const Job& job);
 
+// The live pods of a task after a change, asked for only when a request
+// depends on them (TaskCompleted, TaskFailed).
+using TaskPods = std::function<std::vector<const Pod*>()>;
+
 // The requests a pod change raises (§1.7). `before` is null for an add,
-// `after` null for a delete. `task_pods` are the live pods of the pod's task
-// after the change (for TaskCompleted and TaskFailed).
+// `after` null for a delete. `task_pods` is called only when the pod turned
+// Succeeded or its container restarts rose (the pod informer calls this for
+// every event, and the task's pods are a walk over the job).
 std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
-                                       const std::vector<const Pod*>& task_pods);
+                                       const TaskPods& task_pods);
 
 // The task and index of a pod of a job (annotations, then labels; the index
 // also from the name's last segment). False when the pod has no task.

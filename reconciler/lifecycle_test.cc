@@ -1353,8 +1353,9 @@ TEST(LifecyclePodChangeTest, Table) {
   for (const Case& c : cases) {
     std::vector<const Pod*> task_pods;
     for (const Pod& p : c.task_pods) task_pods.push_back(&p);
-    std::vector<Request> got = PodChangeRequests(job, c.before ? &*c.before : nullptr,
-                                                 c.after ? &*c.after : nullptr, task_pods);
+    std::vector<Request> got =
+        PodChangeRequests(job, c.before ? &*c.before : nullptr, c.after ? &*c.after : nullptr,
+                          [&] { return task_pods; });
     EXPECT_EQ(got, c.want) << c.name;
   }
 }
@@ -1366,7 +1367,8 @@ TEST(LifecyclePodChangeTest, PodFirstSeenBeingDeletedBySomeoneElseIsEvicted) {
   // being deleted by someone else (Volcano's addPod hands it to deletePod).
   Job job = At(TwoTaskJob(), kRunning);
   Pod pod = MakeJobPod(job, "ps", 0).Ready().Deleting(kT0);
-  std::vector<Request> got = PodChangeRequests(job, nullptr, &pod, {});
+  std::vector<Request> got =
+      PodChangeRequests(job, nullptr, &pod, [] { return std::vector<const Pod*>{}; });
   const std::vector<Request> want = {From(kPodEvicted, "ps", 0)};
   EXPECT_EQ(got, want);
 }
@@ -1375,7 +1377,8 @@ TEST(LifecyclePodChangeTest, TaskFailedUsesTheDefaultMaxRetry) {
   Job job = At(TwoTaskJob(), kRunning);
   ASSERT_EQ(Task(job, "ps").max_retry, 3);  // WithDefaults
   Pod after = MakeJobPod(job, "ps", 0).Ready().Restarts(3);
-  std::vector<Request> got = PodChangeRequests(job, nullptr, &after, {&after});
+  std::vector<Request> got =
+      PodChangeRequests(job, nullptr, &after, [&] { return std::vector<const Pod*>{&after}; });
   EXPECT_EQ(got, (std::vector<Request>{From(kTaskFailed, "ps", 0)}));
 }
 
@@ -1423,7 +1426,7 @@ class LifecycleCtrTest : public ::testing::Test {
       int i = 0;
       if (PodTaskAndIndex(p, &t, &i) && t == task) task_pods.push_back(&p);
     }
-    return PodChangeRequests(w_.job, &before, pod, task_pods);
+    return PodChangeRequests(w_.job, &before, pod, [&] { return task_pods; });
   }
 
   // From a job without pods (Pending, PodGroup absent) to Running: the
@@ -1445,7 +1448,8 @@ class LifecycleCtrTest : public ::testing::Test {
 
     // Each new pod raises PodPending: no policy for it, a sync.
     for (const Pod& pod : std::vector<Pod>(w_.pods)) {
-      std::vector<Request> requests = PodChangeRequests(w_.job, nullptr, &pod, {});
+      std::vector<Request> requests =
+          PodChangeRequests(w_.job, nullptr, &pod, [] { return std::vector<const Pod*>{}; });
       ASSERT_EQ(requests.size(), 1u);
       EXPECT_EQ(requests[0].event, kPodPendingEvent);
       plan = Step(requests[0]);
