@@ -89,9 +89,16 @@ failed_scheduling() {
     -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
 }
 
+# No namespace of a scenario exists (for wait_for).
+earlier_namespaces_gone() { ! "$MUSTER_KUBECTL" get namespaces -o name | grep -q '^namespace/e2e-'; }
+
 # new_namespace: a fresh namespace for this scenario (E2E_NS), with its
-# default ServiceAccount (pods are rejected until kcm made it); deleted on exit.
+# default ServiceAccount (pods are rejected until kcm made it), once earlier
+# scenarios' namespaces are gone; deleted on exit.
 new_namespace() {
+  # Scenarios share a cluster and delete their namespace without waiting: an
+  # earlier one's pods may still hold GPUs. Start once they are gone.
+  wait_for "earlier scenarios' namespaces gone" 120 earlier_namespaces_gone
   E2E_NS=e2e-${E2E_NAME//_/-}-$(printf '%04x%04x' $RANDOM $RANDOM)
   "$MUSTER_KUBECTL" create namespace "$E2E_NS" >/dev/null || fail "cannot create namespace $E2E_NS"
   trap e2e_cleanup EXIT

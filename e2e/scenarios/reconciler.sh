@@ -102,8 +102,8 @@ for pod_rank in master-0:0 worker-0:1 worker-1:2; do
 done
 
 # --- 4. no room for the whole gang: muster vs the stock scheduler --------------
-# The three nodes must be empty (earlier scenarios' namespaces may still be
-# going away).
+# The three nodes must be empty (this scenario's own CTR, MPI and PyTorch
+# pods may run there).
 nodes_idle() {
   local n
   for n in gpu-b-5 gpu-b-6 gpu-b-7; do
