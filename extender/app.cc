@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "kube/client/client.h"
 #include "kube/client/informer.h"
 #include "kube/client/kubeconfig.h"
+#include "kube/client/ops_server.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "model/clock.h"
@@ -78,6 +80,14 @@ const FlagTable<ExtenderFlags>& Setters() {
       {"tls-key", ServerString(&ServerOptions::tls_key_path)},
       {"client-ca", ServerString(&ServerOptions::client_ca_path)},
       {"kubeconfig", StringInto(&ExtenderFlags::kubeconfig)},
+      {"metrics-listen", StringInto(&ExtenderFlags::metrics_listen)},
+      {"metrics-port",
+       [](const std::string& v, ExtenderFlags& f) {
+         int64_t port = 0;
+         MUSTER_RETURN_IF_ERROR(ParseIntFlag("metrics-port", v, 0, 65535, &port));
+         f.metrics_port = static_cast<int>(port);
+         return Status::Ok();
+       }},
       {"port",
        [](const std::string& v, ExtenderFlags& f) {
          int64_t port = 0;
@@ -188,6 +198,9 @@ std::string ExtenderUsage() {
   return "usage: muster extender [flags]\n"
          "  --listen ADDR              listen address (default 127.0.0.1)\n"
          "  --port N                   listen port (default 8888)\n"
+         "  --metrics-port N           also serve /metrics, /healthz, /readyz (only those) on\n"
+         "                             this port (default 0: only on --port)\n"
+         "  --metrics-listen ADDR      the address of --metrics-port (default 0.0.0.0)\n"
          "  --prefix PATH              URL prefix of the verbs (default /scheduler)\n"
          "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, "
          "~/.kube/config)\n"
@@ -303,8 +316,10 @@ void WireWorkloads(kube::Informer<PodGroup>& groups, kube::Informer<Queue>& queu
 void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
   size_t nodes = 0, pods = 0, assumed = 0, groups = 0, queues = 0;
   std::array<size_t, kGpuTopologySources> gpu_nodes{};
+  std::optional<ClusterSnapshot> snapshot;  // read after the lock is released
   cache.Exclusive([&](ClusterState& state) {
     gpu_nodes = state.gpu_topology_nodes();
+    snapshot.emplace(state.Snapshot());
     nodes = state.node_count();
     pods = state.pod_count();
     assumed = state.assumed_count();
@@ -321,6 +336,9 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
     metrics.SetGpuTopologyNodes(GpuTopologySourceName(static_cast<GpuTopologySource>(i)),
                                 static_cast<int64_t>(gpu_nodes[i]));
   }
+  GpuUsage gpus;
+  snapshot->ForEachNode([&gpus](const NodeInfo& node) { gpus.Add(node); });
+  metrics.SetGpuUsage(gpus);
 }
 
 // Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
@@ -393,8 +411,17 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
   }
   spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
                flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
+  kube::OpsServer ops({.metrics = [&metrics] { return metrics.Text(); }, .ready = synced});
+  if (flags.metrics_port != 0) {
+    if (Status listening = ops.Start(flags.metrics_listen, flags.metrics_port); !listening.ok()) {
+      spdlog::error("extender: metrics: {}", listening.ToString());
+      return 1;
+    }
+    spdlog::info("extender: metrics on {}:{}", flags.metrics_listen, ops.port());
+  }
   ServeUntilSignal(signals, cache, metrics, synced, [&] { gangs.Start(); });
   gangs.Stop();
+  ops.Stop();
   server.Stop();  // finishes the requests in flight
   nodes.Stop();
   pods.Stop();

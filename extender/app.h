@@ -38,6 +38,12 @@ namespace muster::extender {
 struct ExtenderFlags {
   ServerOptions server;
   std::string kubeconfig;
+  // --metrics-listen / --metrics-port: a second listener with only /metrics,
+  // /healthz and /readyz (kube::OpsServer), so Prometheus and the kubelet's
+  // probes reach them on the Pod's IP while the verbs stay on loopback.
+  // Port 0: none.
+  std::string metrics_listen = "0.0.0.0";
+  int metrics_port = 0;
   // Token bucket of each API client (watches; binds). Binds are one POST per
   // pod, so the qps bounds the pods/s muster can bind.
   double kube_api_qps = 50;

@@ -22,6 +22,9 @@ TEST(ParseExtenderFlagsTest, ErrorsNameTheFlag) {
        {"--port=70000"},
        "flag --port: \"70000\" is not an integer in [1, 65535]"},
       {"port with junk", {"--port", "80x"}, "flag --port"},
+      {"metrics port out of range",
+       {"--metrics-port=65536"},
+       "flag --metrics-port: \"65536\" is not an integer in [0, 65535]"},
       {"body limit zero", {"--max-body-bytes", "0"}, "flag --max-body-bytes"},
       {"qps zero", {"--kube-api-qps=0"}, "flag --kube-api-qps"},
       {"burst not a number", {"--kube-api-burst", "lots"}, "flag --kube-api-burst"},
@@ -58,12 +61,33 @@ TEST(ParseExtenderFlagsTest, DefaultsAndValues) {
   EXPECT_EQ(defaults->kube_api_qps, 50);
   EXPECT_EQ(defaults->kube_api_burst, 100);
   EXPECT_FALSE(defaults->help);
+  EXPECT_EQ(defaults->metrics_port, 0) << "no second listener unless asked";
 
-  StatusOr<ExtenderFlags> flags = ParseExtenderFlags(
-      {"--listen", "0.0.0.0", "--port=9443", "--prefix", "/muster/", "--kubeconfig", "/k.yaml",
-       "--tls-cert", "c.pem", "--tls-key=k.pem", "--client-ca", "ca.pem", "--max-body-bytes",
-       "1024", "--managed-resource", "rdma/hca", "--managed-resource=example.com/fpga",
-       "--score-mode", "spread", "--kube-api-qps=500", "--kube-api-burst", "1000"});
+  StatusOr<ExtenderFlags> flags = ParseExtenderFlags({"--listen",
+                                                      "0.0.0.0",
+                                                      "--port=9443",
+                                                      "--prefix",
+                                                      "/muster/",
+                                                      "--kubeconfig",
+                                                      "/k.yaml",
+                                                      "--tls-cert",
+                                                      "c.pem",
+                                                      "--tls-key=k.pem",
+                                                      "--client-ca",
+                                                      "ca.pem",
+                                                      "--max-body-bytes",
+                                                      "1024",
+                                                      "--managed-resource",
+                                                      "rdma/hca",
+                                                      "--managed-resource=example.com/fpga",
+                                                      "--score-mode",
+                                                      "spread",
+                                                      "--kube-api-qps=500",
+                                                      "--kube-api-burst",
+                                                      "1000",
+                                                      "--metrics-listen=10.0.0.5",
+                                                      "--metrics-port",
+                                                      "8080"});
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->server.listen_address, "0.0.0.0");
   EXPECT_EQ(flags->server.port, 9443);
@@ -78,6 +102,8 @@ TEST(ParseExtenderFlagsTest, DefaultsAndValues) {
   EXPECT_EQ(flags->policy.score_strategy, ScoreStrategy::kSpread);
   EXPECT_EQ(flags->kube_api_qps, 500);
   EXPECT_EQ(flags->kube_api_burst, 1000);
+  EXPECT_EQ(flags->metrics_listen, "10.0.0.5");
+  EXPECT_EQ(flags->metrics_port, 8080);
 }
 
 TEST(RunExtenderTest, BadFlagsExitTwoAndHelpExitsZero) {

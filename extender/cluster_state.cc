@@ -609,4 +609,25 @@ Status ClusterState::CheckAccounting() const {
   return Status::Ok();
 }
 
+void GpuUsage::Add(const NodeInfo& node) {
+  const int64_t capacity = node.known() ? node.allocatable.Get(kNvidiaGpu) : 0;
+  if (capacity <= 0) return;
+  const int64_t free = std::clamp<int64_t>(node.Free(kNvidiaGpu), 0, capacity);
+  allocated += capacity - free;
+  this->free += free;
+  if (const topology::TopologyIndex* index = node.Gpus().index(); index != nullptr) {
+    // Pods bound by count only (no muster.io/gpu-ids) hold GPUs the mask
+    // cannot name: never count more stranded GPUs than are free.
+    const GpuMask unheld = index->healthy() & ~node.gpu_holds.Held();
+    stranded += std::min<int64_t>(index->Stranded(unheld), free);
+  }
+  if (free == capacity) {
+    ++idle_nodes;
+  } else if (free == 0) {
+    ++full_nodes;
+  } else {
+    ++partial_nodes;
+  }
+}
+
 }  // namespace muster::extender

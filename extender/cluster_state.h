@@ -237,6 +237,25 @@ struct Placement {
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
+// Cluster-wide GPU use, for the muster_gpus* gauges: the nvidia.com/gpu of
+// known nodes, requested (by counted pods and placements) or free, and how
+// fragmented the free ones are.
+struct GpuUsage {
+  int64_t allocated = 0;
+  int64_t free = 0;
+  // Free GPUs that no other free GPU of their node is joined to by the
+  // node's best link class (topology::TopologyIndex::Stranded): a multi-GPU
+  // pod cannot use them well. 0 on nodes whose topology is unknown.
+  int64_t stranded = 0;
+  // Nodes with GPUs by use: none requested, some, all.
+  int64_t idle_nodes = 0;
+  int64_t partial_nodes = 0;
+  int64_t full_nodes = 0;
+
+  // Adds one node (nothing for an unknown one or one without GPUs).
+  void Add(const NodeInfo& node);
+};
+
 // What the cache keeps of a pod (not the whole Pod: 50k pods must stay small).
 struct PodRecord {
   std::string namespace_;

@@ -924,6 +924,9 @@ void GangController::SetQueueMetrics(const queue::Shares& shares) {
       resources.insert(resource);
     }
     m.share->Add({{"queue", name}}).Set(q.share);
+    // At 0 from the queue's first pass, so rate() and the dashboards see a
+    // queue that has never been reclaimed from (Add is a lookup after that).
+    m.reclaims->Add({{"queue", name}});
   }
   // Queues (or resources) gone since the last pass leave the metrics.
   for (const auto& [name, resources] : m.labelled) {

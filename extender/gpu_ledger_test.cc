@@ -180,6 +180,57 @@ TEST(GpuLedgerTest, CountsNodesBySourceAsAnnotationsChange) {
   EXPECT_EQ(count(GpuTopologySource::kInvalid), 0u);
 }
 
+// What the muster_gpus* gauges show an operator: GPUs allocated and free,
+// the free ones stranded (no free partner on their node's best link), and
+// nodes by use. One table row per node state.
+TEST(GpuUsageTest, SumsNodesAndCountsStrandedGpus) {
+  struct Case {
+    std::string name;
+    Node node;
+    std::vector<Pod> pods;
+    GpuUsage want;
+  };
+  const std::vector<Case> cases = {
+      {"idle island node: nothing stranded", IslandNode("n1"), {}, {.free = 8, .idle_nodes = 1}},
+      {"3 of one island held: its last GPU is stranded",
+       IslandNode("n1"),
+       {BoundPod("a", "n1", 3, "0,2,4")},
+       {.allocated = 3, .free = 5, .stranded = 1, .partial_nodes = 1}},
+      {"one GPU left on each island: both stranded",
+       IslandNode("n1"),
+       {BoundPod("a", "n1", 3, "0,2,4"), BoundPod("b", "n1", 3, "1,3,5")},
+       {.allocated = 6, .free = 2, .stranded = 2, .partial_nodes = 1}},
+      {"full node",
+       IslandNode("n1"),
+       {BoundPod("a", "n1", 8, "0,1,2,3,4,5,6,7")},
+       {.allocated = 8, .full_nodes = 1}},
+      {"no topology: counts only",
+       MakeNode("n1").Gpu(4),
+       {MakePod("a").Uid("a").Gpu(1).NodeName("n1")},
+       {.allocated = 1, .free = 3, .partial_nodes = 1}},
+      {"bound by count, GPUs unnamed: stranded never exceeds free",
+       IslandNode("n1"),
+       {MakePod("a").Uid("a").Gpu(7).NodeName("n1")},
+       {.allocated = 7, .free = 1, .stranded = 0, .partial_nodes = 1}},
+      {"CPU-only node: not counted", MakeNode("n1").Cpu("64"), {}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    ClusterState state(clock);
+    state.UpsertNode(c.node);
+    for (const Pod& p : c.pods) state.UpsertPod(p);
+    GpuUsage got;
+    state.Snapshot().ForEachNode([&got](const NodeInfo& n) { got.Add(n); });
+    EXPECT_EQ(got.allocated, c.want.allocated);
+    EXPECT_EQ(got.free, c.want.free);
+    EXPECT_EQ(got.stranded, c.want.stranded);
+    EXPECT_EQ(got.idle_nodes, c.want.idle_nodes);
+    EXPECT_EQ(got.partial_nodes, c.want.partial_nodes);
+    EXPECT_EQ(got.full_nodes, c.want.full_nodes);
+  }
+}
+
 // ---- bind.
 
 struct GpuCluster {

@@ -111,6 +111,28 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
   for (std::string_view source : WithOther(kGpuTopologySourceNames)) {
     gpu_topology_nodes_[source] = &gpu_nodes.Add({{"source", Str(source)}});
   }
+  auto& gpus = prometheus::BuildGauge()
+                   .Name("muster_gpus")
+                   .Help(
+                       "nvidia.com/gpu of the nodes in the cache: allocated (requested by bound "
+                       "pods and bind-time placements) or free.")
+                   .Register(*registry_);
+  gpus_allocated_ = &gpus.Add({{"state", "allocated"}});
+  gpus_free_ = &gpus.Add({{"state", "free"}});
+  gpus_stranded_ = &prometheus::BuildGauge()
+                        .Name("muster_gpus_stranded")
+                        .Help(
+                            "Free GPUs no other free GPU of their node is joined to by the "
+                            "node's best link class: fragmentation multi-GPU pods cannot use "
+                            "well (nodes with a known GPU topology only).")
+                        .Register(*registry_)
+                        .Add({});
+  auto& usage = prometheus::BuildGauge()
+                    .Name("muster_gpu_nodes")
+                    .Help("Nodes with GPUs by use: idle (none allocated), partial, full.")
+                    .Register(*registry_);
+  gpu_nodes_ = {&usage.Add({{"usage", "idle"}}), &usage.Add({{"usage", "partial"}}),
+                &usage.Add({{"usage", "full"}})};
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -145,6 +167,15 @@ void ExtenderMetrics::CountGpuSet(std::string_view link) {
 
 void ExtenderMetrics::SetGpuTopologyNodes(std::string_view source, int64_t count) {
   gpu_topology_nodes_.at(Bounded(kGpuTopologySourceNames, source))->Set(static_cast<double>(count));
+}
+
+void ExtenderMetrics::SetGpuUsage(const GpuUsage& usage) {
+  gpus_allocated_->Set(static_cast<double>(usage.allocated));
+  gpus_free_->Set(static_cast<double>(usage.free));
+  gpus_stranded_->Set(static_cast<double>(usage.stranded));
+  gpu_nodes_[0]->Set(static_cast<double>(usage.idle_nodes));
+  gpu_nodes_[1]->Set(static_cast<double>(usage.partial_nodes));
+  gpu_nodes_[2]->Set(static_cast<double>(usage.full_nodes));
 }
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {

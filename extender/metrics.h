@@ -11,6 +11,12 @@
 //   muster_gpu_topology_nodes{source}                    gauge: nodes by where their GPU
 //                                                          topology came from ("invalid":
 //                                                          unreadable, GPUs not chosen)
+//   muster_gpus{state}                                   gauge: GPUs of known nodes,
+//                                                          "allocated" or "free"
+//   muster_gpus_stranded                                 gauge: free GPUs with no free
+//                                                          partner on their node's best link
+//   muster_gpu_nodes{usage}                              gauge: nodes with GPUs, "idle",
+//                                                          "partial" or "full"
 //
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
@@ -69,6 +75,7 @@ class ExtenderMetrics {
   // A pod bound with GPUs (VerbReply::gpu_set).
   void CountGpuSet(std::string_view link);
   void SetGpuTopologyNodes(std::string_view source, int64_t count);
+  void SetGpuUsage(const GpuUsage& usage);
 
   // Where other parts of the extender (the gang controller) register their
   // metrics, so /metrics serves them too.
@@ -99,6 +106,10 @@ class ExtenderMetrics {
   prometheus::Gauge* cache_synced_ = nullptr;
   std::map<std::string_view, prometheus::Counter*> gpu_sets_;
   std::map<std::string_view, prometheus::Gauge*> gpu_topology_nodes_;
+  prometheus::Gauge* gpus_allocated_ = nullptr;
+  prometheus::Gauge* gpus_free_ = nullptr;
+  prometheus::Gauge* gpus_stranded_ = nullptr;
+  std::array<prometheus::Gauge*, 3> gpu_nodes_{};  // idle, partial, full
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).

@@ -1,6 +1,5 @@
 #include "reconciler/app.h"
 
-#include <httplib.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -8,9 +7,9 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <thread>
 
 #include "kube/client/kubeconfig.h"
+#include "kube/client/ops_server.h"
 #include "model/flags.h"
 
 namespace muster::reconciler {
@@ -103,29 +102,18 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
   }
   ReconcilerMetrics metrics;
   JobController controller(client->get(), RealClock(), flags.controller, &metrics);
-  httplib::Server http;
-  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.Serialize(), "text/plain; version=0.0.4");
-  });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok", "text/plain");
-  });
-  http.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
-    bool synced = controller.Synced();
-    res.status = synced ? 200 : 503;
-    res.set_content(synced ? "ok" : "informers not synced", "text/plain");
-  });
-  if (!http.bind_to_port(flags.listen_address, flags.port)) {
-    spdlog::error("reconciler: cannot listen on {}:{}", flags.listen_address, flags.port);
+  kube::OpsServer ops({.metrics = [&metrics] { return metrics.Serialize(); },
+                       .ready = [&controller] { return controller.Synced(); },
+                       .not_ready_reason = "informers not synced"});
+  if (Status listening = ops.Start(flags.listen_address, flags.port); !listening.ok()) {
+    spdlog::error("reconciler: {}", listening.ToString());
     return 1;
   }
-  std::thread server([&] { http.listen_after_bind(); });
   controller.Start();
   spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
   ServeUntilSignal(signals, controller, metrics);
   controller.Stop();
-  http.stop();
-  server.join();
+  ops.Stop();
   client->get()->Shutdown();
   return 0;
 }
