@@ -11,6 +11,10 @@ PACKAGES=(
   # e2e tier (e2e/cluster): certificates, port checks, health probes, lint.
   # Go (>= 1.24) is preinstalled on the build hosts; Debian's golang is too old.
   openssl iproute2 curl shellcheck python3-yaml
+  # e2e_observe (issue 9): the dashboards' queries against a real Prometheus,
+  # one PNG per dashboard. The package's service is never started: the test
+  # runs /usr/bin/prometheus itself, on loopback.
+  prometheus python3-matplotlib
 )
 
 missing=()
