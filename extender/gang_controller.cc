@@ -276,7 +276,8 @@ double MetricValue(std::string_view resource, int64_t amount) {
 // Inputs and application (pure over the state).
 
 GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time>& reserved_since,
-                           const std::map<std::string, Time>& preempting, Time now) {
+                           const std::map<std::string, Time>& preempting,
+                           const std::map<std::string, Time>& evicted, Time now) {
   GangInputs in;
   const ClusterSnapshot snapshot = state.Snapshot();
   bool needs_view = false;
@@ -297,6 +298,10 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
       g.reserved_since = it->second;
     }
     if (auto it = preempting.find(key); it != preempting.end()) g.preempting = it->second > now;
+    for (gang::Member& m : g.members) {
+      const auto it = evicted.find(m.pod->meta.uid);
+      if (it != evicted.end() && it->second > now && m.state == MemberState::kBound) m.terminating = true;
+    }
     if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
     in.gangs.push_back(std::move(g));
     in.groups.emplace(key, group);
@@ -416,6 +421,7 @@ struct GangController::Memory {
   std::map<std::string, Time> reserved_since;        // gang key -> last progress
   std::map<std::string, int32_t> scheduled;          // gang key -> scheduled at the last pass
   std::map<std::string, Time> preempting;            // gang key -> no new eviction before
+  std::map<std::string, Time> evicted;               // pod uid -> terminating, as far as we know, until
   std::map<std::string, Time> admitted_at;           // gang key -> admission, until minMember bound
   std::set<std::string> started;                     // gangs that reached minMember once
   std::map<std::string, std::string> woken;          // pod uid -> node it was woken/ungated for
@@ -609,7 +615,8 @@ void GangController::RunPass() {
   GangInputs inputs;
   cluster_->Exclusive([&](ClusterState& state) {
     memory_->last_generation = ChangeCount(state);
-    inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, now);
+    inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, memory_->evicted,
+                             now);
   });
   QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
   ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);
@@ -775,8 +782,8 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
   KeepOnly(mem.woken, reserved_uids);
   if (result.preemption.has_value()) PreemptionWrites(inputs, queues, *result.preemption, now, out);
   QueueWrites(inputs, queues, phases, now, out);
-  for (auto it = mem.preempting.begin(); it != mem.preempting.end();) {
-    it = it->second <= now ? mem.preempting.erase(it) : std::next(it);
+  for (auto* until : {&mem.preempting, &mem.evicted}) {
+    std::erase_if(*until, [&](const auto& entry) { return entry.second <= now; });
   }
   if (metrics_->made != nullptr) {
     metrics_->made->Increment(static_cast<double>(applied.size()));
@@ -792,6 +799,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
 void GangController::PreemptionWrites(const GangInputs& inputs, const QueueStep& queues,
                                       const gang::Preemption& p, Time now, GangWrites& out) {
   memory_->preempting[p.preemptor] = now + options_.preemption_grace;
+  for (const auto& pod : p.pods) memory_->evicted[pod.uid] = now + options_.preemption_grace;
   std::string victims;
   for (const std::string& v : p.victims) victims += (victims.empty() ? "" : ", ") + v;
   if (auto it = inputs.groups.find(p.preemptor); it != inputs.groups.end()) {

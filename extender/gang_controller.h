@@ -99,9 +99,14 @@ struct GangInputs {
 };
 
 // Builds the inputs from `state`. `reserved_since` and `preempting` are the
-// controller's memory of each gang (by key).
+// controller's memory of each gang (by key); `evicted` of the pods it
+// evicted (by uid, until when): such a pod counts as terminating before the
+// watch shows it, so the next pass neither picks it as a victim again nor
+// counts it in its queue's share (two preemptors in a row took the same
+// victims, and the second found no room).
 GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time>& reserved_since,
-                           const std::map<std::string, Time>& preempting, Time now);
+                           const std::map<std::string, Time>& preempting,
+                           const std::map<std::string, Time>& evicted, Time now);
 
 // The API writes a pass decided (what step 4 carries out).
 struct GangWrites {

@@ -425,6 +425,40 @@ TEST(GangControllerTest, ReclaimEvictsWholeGangsOfAnOverShareQueue) {
             1);
 }
 
+// Two gangs of an owed queue reclaim in consecutive passes, before the watch
+// shows the first one's victims going: the second takes other victims, and
+// the evicted pods no longer count as their queue's.
+TEST(GangControllerTest, ConsecutiveReclaimsTakeDistinctVictims) {
+  TestCluster cluster;
+  AddNodes(cluster, 4);
+  cluster.Add(MakeQueue("busy"));
+  cluster.Add(MakeQueue("late"));
+  for (int i = 0; i < 4; ++i) {
+    const std::string node = "gpu-" + std::to_string(i);
+    AddGang(cluster, "b" + std::to_string(i), 2, 4, 0, "busy", {node, node});
+  }
+  AddGang(cluster, "z1", 2, 4, 0, "late");
+  AddGang(cluster, "z2", 2, 4, 0, "late");
+  ExtenderMetrics metrics;
+  GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+  controller.RunPass();
+  cluster.clock.Advance(5s);
+  controller.RunPass();  // z1 reclaims one of busy's gangs
+  controller.RunPass();  // z2 another: the cache still shows z1's victims bound
+  controller.RunPass();  // nothing more: busy is down to its deserved share
+  const auto samples = fixture::ParseMetricsText(metrics.Text());
+  auto sample = [&](const std::string& name, std::map<std::string, std::string> labels = {}) {
+    return fixture::FindSample(samples, name, labels).value_or(-1);
+  };
+  EXPECT_EQ(sample("muster_gang_preemptions_total"), 2);
+  EXPECT_EQ(sample("muster_queue_reclaims_total", {{"queue", "busy"}}), 2);
+  EXPECT_EQ(sample("muster_queue_deserved", {{"queue", "busy"}, {"resource", "nvidia.com/gpu"}}),
+            16);
+  // 32 bound, two distinct gangs of 8 on their way out.
+  EXPECT_EQ(sample("muster_queue_allocated", {{"queue", "busy"}, {"resource", "nvidia.com/gpu"}}),
+            16);
+}
+
 // Network tiers (issue #7): with --network-tiers, a gang is packed into one
 // rack even when best fit alone would split it over two.
 TEST(GangControllerTest, NetworkTiersPackAGangIntoOneRack) {

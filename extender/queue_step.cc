@@ -20,7 +20,12 @@ struct Holdings {
   Resources pending;
   // What a gang evicting victims for itself waits for (also in `pending`).
   Resources claimed;
+  // What its terminating members still hold on their nodes: no queue's, but
+  // part of the capacity the queues share once it is free.
+  Resources leaving;
 };
+
+bool NotAdmitted(const gang::Gang& g) { return g.phase.empty() || g.phase == kPodGroupPending; }
 
 Holdings HoldingsOf(const gang::Gang& g) {
   Holdings h;
@@ -28,15 +33,24 @@ Holdings HoldingsOf(const gang::Gang& g) {
     // A terminating member (an eviction victim, say) is on its way out: its
     // queue must not look as if it still held it, or reclaim would take
     // from it twice.
-    if (m.Finished() || m.terminating) continue;
+    if (m.Finished()) continue;
+    if (m.terminating) {
+      if (m.state == MemberState::kBound) h.leaving += m.pod->EffectiveRequest();
+      continue;
+    }
     const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
     (placed ? h.allocated : h.pending) += m.pod->EffectiveRequest();
     if (m.state == MemberState::kBound) h.bound += m.pod->EffectiveRequest();
     if (!placed && g.preempting) h.claimed += m.pod->EffectiveRequest();
   }
+  // A gang not admitted yet may have no pods (a Volcano Job's come with
+  // admission): its minimum is its queue's demand all the same, or a queue
+  // of such Jobs would never deserve - nor reclaim - more than it holds.
+  if (NotAdmitted(g)) h.pending = Resources::Max(h.pending, gang::AdmissionNeed(g));
   h.allocated.Erase(kPods);
   h.bound.Erase(kPods);
   h.pending.Erase(kPods);
+  h.leaving.Erase(kPods);
   return h;
 }
 
@@ -58,7 +72,6 @@ bool HoldsNothing(const gang::Gang& g) {
   });
 }
 
-bool NotAdmitted(const gang::Gang& g) { return g.phase.empty() || g.phase == kPodGroupPending; }
 
 // The gang is held by its queue: the wait, or nothing.
 std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
@@ -141,7 +154,7 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
     if (auto it = states.find(name); it != states.end()) {
       it->second.allocated += h.allocated;
       it->second.pending += h.pending;
-      held_by_queues += h.allocated;
+      held_by_queues += h.allocated + h.leaving;
     }
     of_gang[g.key] = std::move(h);
   }

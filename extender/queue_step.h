@@ -13,7 +13,8 @@
 //    Work already admitted or running in a closed queue continues.
 //  - A queue's allocation is what its gangs' bound and reserved members
 //    request (finished and terminating members hold nothing); its pending
-//    demand is what its gangs' other members request. For reclaim only
+//    demand is what its gangs' other members request - for a gang not yet
+//    admitted, at least its minResources (a Volcano Job has no pods before). For reclaim only
 //    (QueueLimit::allocated), a gang evicting victims for itself
 //    (Gang::preempting) counts what it waits for as held: reclaim takes
 //    once, not again while the victims go; and a victim queue is judged by
@@ -21,7 +22,8 @@
 //    still expire. Pods outside PodGroups belong to no
 //    queue: they take capacity from all, like pods of other schedulers.
 //  - The capacity queues share is the free capacity of schedulable nodes
-//    plus what the queues hold.
+//    plus what the queues hold, plus what terminating members still hold
+//    (theirs no more, free soon: evicting must not shrink everyone's share).
 //
 // Thread-safety: pure functions of their arguments.
 #pragma once

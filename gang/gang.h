@@ -288,7 +288,9 @@ struct PassResult {
   // Gangs moving Pending -> Inqueue this pass (Volcano's enqueue): in
   // GangOrder, each whose spec.minResources (nothing when unset) fits the
   // sum of free capacity over schedulable nodes left after the gangs admitted
-  // before it that hold no reservation yet. The reconciler creates a Job's
+  // before it that hold no reservation yet - or, with PassConfig::reclaim,
+  // fits within what its queue deserves beyond what it holds and has
+  // admitted (reclaim will make the room). The reconciler creates a Job's
   // pods only once its PodGroup is Inqueue.
   std::vector<std::string> admitted;
   std::vector<GangPlan> plans;           // in GangOrder
@@ -338,6 +340,11 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view)
 // ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
 // preemptor is the first gang waiting with kWaitResources that is not
 // `preempting`; it gets no reservation in this pass.
+// What admitting the gang asks of the cluster: its PodGroup's
+// spec.minResources as node resources (Volcano's quota names read as above);
+// empty when unset.
+Resources AdmissionNeed(const Gang& gang);
+
 PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
                    const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config,
                    const QueueLimits& queues = {});

@@ -944,6 +944,59 @@ TEST(RunPassTest, Reclaim) {
   }
 }
 
+// A full cluster: Pending gangs (a Volcano Job's, no pods yet) enter when
+// their queue is owed room for them, so their pods exist and reclaim can
+// make the room; never beyond the queue's deserved share, and not without
+// reclaim.
+TEST(RunPassTest, AdmissionOfAnOwedQueue) {
+  const std::vector<VictimCandidate> b_runs = {InQueue(Victim("b-1", 0, 1, {{"n1", 8}}), "b"),
+                                               InQueue(Victim("b-2", 0, 2, {{"n2", 8}}), "b")};
+  const ClusterView full = Occupied({GpuNode("n1", 8), GpuNode("n2", 8)}, b_runs);
+  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  const auto job = [&](const std::string& name, int64_t want_gpus, int64_t created_s,
+                       std::string_view phase = kPodGroupPending) {
+    return InQueue(MakeGang(name).Phase(phase).MinResources(gpus(want_gpus)).Created(
+                       Time::FromUnixSeconds(created_s)),
+                   "a");
+  };
+  struct Case {
+    std::string name;
+    std::vector<Gang> gangs;
+    QueueLimits queues;
+    bool reclaim = true;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {.name = "owed 8 GPUs: an 8-GPU job enters though nothing is free",
+       .gangs = {job("a1", 8, 1)},
+       .queues = {{"a", Holding(0, 8)}, {"b", Holding(16, 8)}},
+       .want = {"default/a1"}},
+      {.name = "only as much as the queue deserves: the second waits",
+       .gangs = {job("a1", 8, 1), job("a2", 8, 2)},
+       .queues = {{"a", Holding(0, 8)}, {"b", Holding(16, 8)}},
+       .want = {"default/a1"}},
+      {.name = "what the queue holds counts",
+       .gangs = {job("a1", 8, 1)},
+       .queues = {{"a", Holding(4, 8)}, {"b", Holding(12, 8)}}},
+      {.name = "an admitted job of the queue without its pods placed counts too",
+       .gangs = {job("a0", 8, 0, kPodGroupInqueue), job("a1", 8, 1)},
+       .queues = {{"a", Holding(0, 8)}, {"b", Holding(16, 8)}}},
+      {.name = "without reclaim, only what is free",
+       .gangs = {job("a1", 8, 1)},
+       .queues = {{"a", Holding(0, 8)}, {"b", Holding(16, 8)}},
+       .reclaim = false},
+      {.name = "a queue deserving nothing (no limits) waits for free capacity",
+       .gangs = {job("a1", 8, 1)},
+       .queues = {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    PassConfig config;
+    config.reclaim = c.reclaim;
+    EXPECT_EQ(RunPass(full, c.gangs, b_runs, kNow, config, c.queues).admitted, c.want);
+  }
+}
+
 TEST(RunPassTest, ReclaimCanBeTurnedOff) {
   const std::vector<VictimCandidate> victims = {InQueue(Victim("v", 0, 1, {{"n1", 8}}), "b")};
   PassConfig config;

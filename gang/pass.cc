@@ -17,6 +17,19 @@
 #include "model/quantity.h"
 
 namespace muster::gang {
+
+Resources AdmissionNeed(const Gang& gang) {
+  Resources need;
+  if (!gang.spec.min_resources) return need;
+  for (const auto& [full_name, amount] : gang.spec.min_resources->entries()) {
+    std::string_view name = full_name;
+    if (name.starts_with("limits.") || name.starts_with("count/")) continue;
+    if (name.starts_with("requests.")) name.remove_prefix(std::string_view("requests.").size());
+    need.Set(name, std::max(need.Get(name), amount));
+  }
+  return need;
+}
+
 namespace {
 
 void AddFree(ClusterView& view, std::string_view node, const Resources& amount) {
@@ -93,18 +106,6 @@ void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, D
 // spec.minResources as node resources. Volcano fills it with quota names
 // ("requests.cpu", "count/pods", "limits.memory"); the requests are what a
 // node must hold, the rest has no node counterpart.
-Resources AdmissionNeed(const Gang& gang) {
-  Resources need;
-  if (!gang.spec.min_resources) return need;
-  for (const auto& [full_name, amount] : gang.spec.min_resources->entries()) {
-    std::string_view name = full_name;
-    if (name.starts_with("limits.") || name.starts_with("count/")) continue;
-    if (name.starts_with("requests.")) name.remove_prefix(std::string_view("requests.").size());
-    need.Set(name, std::max(need.Get(name), amount));
-  }
-  return need;
-}
-
 Resources SchedulableFree(const ClusterView& view) {
   Resources total;
   for (const NodeView& node : view.nodes) {
@@ -114,20 +115,53 @@ Resources SchedulableFree(const ClusterView& view) {
   return total;
 }
 
+// Counts an admitted, unplaced gang's minimum against its own queue's
+// deserved share (QueueLimit::allocated of the pass's copy).
+void ClaimShare(const Gang& gang, const Resources& need, QueueLimits& queues) {
+  if (gang.queues.empty()) return;
+  if (const auto it = queues.find(gang.queues.front()); it != queues.end()) {
+    it->second.allocated += need;
+    it->second.allocated.Erase(kPods);
+  }
+}
+
+// Whether the gang's queue is owed room for it: what the queue holds and has
+// admitted, plus the gang's minimum, within its deserved share. Reclaim
+// (MayReclaim) makes that room once the gang's pods exist.
+bool OwedRoomFor(const Gang& gang, const Resources& need, const QueueLimits& queues) {
+  if (gang.queues.empty()) return false;
+  const auto it = queues.find(gang.queues.front());
+  if (it == queues.end() || it->second.deserved.IsZero() || need.IsZero()) return false;
+  Resources after = it->second.allocated + need;
+  after.Erase(kPods);
+  return after.DominantShare(it->second.deserved) <= 1.0 + 1e-9;
+}
+
 // (b) Volcano's enqueue: admitted gangs about to claim their minimum count
 // against the free capacity, so the reconciler does not create pods for
-// more gangs than the cluster can start.
+// more gangs than the cluster can start. A gang that does not fit the free
+// capacity still enters when its queue is owed room for it (with reclaim
+// on): a Volcano Job's pods exist only once it is admitted, so without this
+// its queue could never reclaim from a full cluster. It takes nothing from
+// the free capacity (reclaim, not the free pool, makes its room).
 void Admit(const ClusterView& view, const std::vector<Gang>& gangs, QueueLimits queues,
-           std::vector<std::string>& admitted) {
+           bool reclaim, std::vector<std::string>& admitted) {
   Resources left = SchedulableFree(view);
   for (const Gang& gang : gangs) {
     if (std::ranges::any_of(gang.members, CountsPlaced)) continue;  // in the view already
     const Resources need = AdmissionNeed(gang);
     const bool waiting = gang.phase.empty() || gang.phase == kPodGroupPending;
-    if (waiting && (!need.FitsIn(left) || !QueueShortfall(gang, need, queues).empty())) continue;
-    if (waiting) admitted.push_back(gang.key);
-    left -= need;
+    if (!waiting || (need.FitsIn(left) && QueueShortfall(gang, need, queues).empty())) {
+      if (waiting) admitted.push_back(gang.key);
+      left -= need;
+    } else if (reclaim && QueueShortfall(gang, need, queues).empty() &&
+               OwedRoomFor(gang, need, queues)) {
+      admitted.push_back(gang.key);
+    } else {
+      continue;
+    }
     TakeRoom(gang, need, queues);
+    ClaimShare(gang, need, queues);
   }
 }
 
@@ -469,7 +503,7 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
   ClusterView left = view;
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
-  Admit(left, gangs, queues, result.admitted);
+  Admit(left, gangs, queues, config.reclaim, result.admitted);
   const Gang* preemptor = PlanAll(left, gangs, now, config, queues, result);
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.

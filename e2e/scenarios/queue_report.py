@@ -44,7 +44,11 @@ Subcommands:
                     from the log and may trail muster's view; for a lone victim
                     that amounts to "its queue was at or above its target
                     before". The smallest share-after minus target is shown.
-        flip-flops  no reclaim A<-B followed by B<-A within --flip-window (60) s
+        flip-flops  no reclaim A<-B followed by B<-A less than --flip-window
+                    (60) s later: muster spares a queue that reclaimed from
+                    another for its cooldown (--queue-reclaim-cooldown, 60 s),
+                    and the Events are stamped in whole seconds (two reclaims
+                    60.0-60.9 s apart can read 60 s, never 59)
 
 Definitions (sampled every second of the drive from the pod log): a queue's
 allocation per resource = the requests of its pods bound to a node, not
@@ -482,12 +486,12 @@ def event_time(rec):
 
 
 def flip_flops(reclaims, window):
-    """Pairs: a reclaim from queue A for queue B, then one from B for A within
-    `window` s."""
+    """Pairs: a reclaim from queue A for queue B, then one from B for A less
+    than `window` s later."""
     out = []
     for i, a in enumerate(reclaims):
         for b in reclaims[i + 1:]:
-            if b["t"] - a["t"] > window:
+            if b["t"] - a["t"] >= window:
                 break
             if a["victimQueue"] and a["by"] and b["victimQueue"] == a["by"] and b["by"] == a["victimQueue"]:
                 out.append(f"{a['victim']} ({a['victimQueue']}<-{a['by']}, {a['t']} s) then "

@@ -143,6 +143,10 @@ class IndexTest(unittest.TestCase):
 
         self.assertEqual(len(qr.flip_flops([r(0, "q1", "q4"), r(30, "q4", "q1")], 60)), 1)
         self.assertEqual(qr.flip_flops([r(0, "q1", "q4"), r(61, "q4", "q1")], 60), [])  # outside the window
+        # A reverse reclaim right when the cooldown ends is not a flip-flop...
+        self.assertEqual(qr.flip_flops([r(0, "q1", "q4"), r(60, "q4", "q1")], 60), [])
+        # ... one stamped a second earlier is.
+        self.assertEqual(len(qr.flip_flops([r(0, "q1", "q4"), r(59, "q4", "q1")], 60)), 1)
         self.assertEqual(qr.flip_flops([r(0, "q1", "q4"), r(10, "q1", "q4"), r(20, "q2", "q4")], 60), [])
         self.assertEqual(qr.flip_flops([r(0, "q1", "q4"), r(10, "q4", "q2")], 60), [])  # not back to q1
 
