@@ -63,22 +63,26 @@ for path, ds in docs.items():
         check(d.get("kind") == "Cluster" and d.get("apiVersion") == "kind.x-k8s.io/v1alpha4",
               f"{rel}: not a kind v1alpha4 Cluster")
         check(any(n.get("role") == "control-plane" for n in d.get("nodes", [])), f"{rel}: no control-plane node")
-    elif rel == "e2e/kind/volcano-scheduler.yaml":
-        kinds = [d.get("kind") for d in ds]
-        for k in ("ServiceAccount", "ConfigMap", "Deployment", "ClusterRole"):
-            check(k in kinds, f"{rel}: no {k}")
-        cm = next(d for d in ds if d.get("kind") == "ConfigMap")
-        cfg = yaml.safe_load(cm["data"]["config.yaml"])
-        check(cfg.get("kind") == "KubeSchedulerConfiguration", f"{rel}: embedded config is not a KubeSchedulerConfiguration")
+    elif rel == "manifests/scheduler/kube-scheduler-config.yaml":
+        cfg = ds[0]
+        check(cfg.get("kind") == "KubeSchedulerConfiguration", f"{rel}: not a KubeSchedulerConfiguration")
         check([p["schedulerName"] for p in cfg.get("profiles", [])] == ["volcano"], f"{rel}: profile must be volcano")
         ext = (cfg.get("extenders") or [{}])[0]
         for field, want in (("filterVerb", "filter"), ("prioritizeVerb", "prioritize"), ("bindVerb", "bind"),
-                            ("preemptVerb", "preempt"), ("nodeCacheCapable", True), ("weight", 1)):
+                            ("preemptVerb", "preempt"), ("nodeCacheCapable", True), ("ignorable", False)):
             check(ext.get(field) == want, f"{rel}: extender {field} must be {want!r}")
+        check(ext.get("urlPrefix", "").startswith("http://127.0.0.1:"), f"{rel}: the extender must be on loopback")
         check(cfg.get("percentageOfNodesToScore") == 100, f"{rel}: percentageOfNodesToScore must be 100")
-        dep = next(d for d in ds if d.get("kind") == "Deployment")
+        le = cfg.get("leaderElection") or {}
+        check(le.get("leaderElect") is True and le.get("resourceName") == "volcano-scheduler",
+              f"{rel}: leader election on its own lease volcano-scheduler")
+    elif rel == "manifests/deploy/deployment.yaml":
+        dep = ds[0]
         names = [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]]
-        check(names == ["kube-scheduler", "extender"], f"{rel}: want containers kube-scheduler + extender")
+        check(names == ["kube-scheduler", "extender", "reconciler"],
+              f"{rel}: want containers kube-scheduler, extender, reconciler")
+        check(dep["spec"].get("replicas") == 1 and dep["spec"]["strategy"]["type"] == "Recreate",
+              f"{rel}: one replica, Recreate (the gang controller and the reconciler elect no leader)")
 
 for p in problems:
     print(f"lint: {p}", file=sys.stderr)

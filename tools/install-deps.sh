@@ -8,6 +8,10 @@ PACKAGES=(
   libcpp-httplib-dev rapidjson-dev prometheus-cpp-dev libspdlog-dev libyaml-cpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  # Compiler cache for tools/run-tests.sh's three builds (unit, sanitize, fuzz):
+  # kept in ~/.cache/muster/ccache across clean clones, so a warm CI run
+  # recompiles only what changed.
+  ccache
   # e2e tier (e2e/cluster): certificates, port checks, health probes, lint.
   # Go (>= 1.24) is preinstalled on the build hosts; Debian's golang is too old.
   openssl iproute2 curl shellcheck python3-yaml

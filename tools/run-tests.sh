@@ -9,9 +9,21 @@
 #   e2e       the real control plane on 127.0.0.1 (e2e/): builds or reuses the
 #             Go components, then ctest -L e2e (cluster up, scenarios, down)
 # Environment: TIERS (default "unit sanitize fuzz e2e"), JOBS (default nproc),
-# MUSTER_FUZZ_SECONDS (default 10).
+# MUSTER_FUZZ_SECONDS (default 10), MUSTER_CCACHE (default 1: compile through
+# ccache when it is installed, its cache in ${MUSTER_CACHE:-~/.cache/muster}/ccache).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+
+# ccache across clones: paths relative to the checkout (CCACHE_BASEDIR) and
+# not hashed (CCACHE_NOHASHDIR), so a clean clone elsewhere hits the cache
+# that the previous run filled; its debug info then names that run's paths.
+launcher=()
+if [[ ${MUSTER_CCACHE:-1} == 1 ]] && command -v ccache >/dev/null; then
+  export CCACHE_DIR=${CCACHE_DIR:-${MUSTER_CACHE:-$HOME/.cache/muster}/ccache}
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-6G}
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  ccache --zero-stats >/dev/null 2>&1 || true
+fi
 
 TIERS=${TIERS:-"unit sanitize fuzz e2e"}
 JOBS=${JOBS:-$(nproc)}
@@ -27,7 +39,7 @@ run_tier() {
   local name=$1 dir=$2 label=$3
   shift 3
   log "tier ${name}: configure + build (${dir})"
-  if ! cmake -S . -B "${dir}" -G Ninja "$@" >"${dir}.configure.log" 2>&1; then
+  if ! cmake -S . -B "${dir}" -G Ninja "${launcher[@]}" "$@" >"${dir}.configure.log" 2>&1; then
     cat "${dir}.configure.log"
     failed=$((failed + 1)); failed_tiers+=("${name}(configure)"); return
   fi
@@ -78,6 +90,7 @@ for tier in ${TIERS}; do
 done
 
 log "summary"
+((${#launcher[@]} == 0)) || ccache --show-stats 2>/dev/null | grep -iE '^ *(hits|misses)|cache hit' | head -n 4
 [ ${#failed_tiers[@]} -eq 0 ] || echo "failed tiers: ${failed_tiers[*]}"
 echo "tests: ${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ] && [ "${passed}" -gt 0 ]

@@ -44,7 +44,16 @@
 # ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
 #
 # DIR layout: state (the record below), admin.kubeconfig (paths relative to
-# DIR), pki/, logs/<component>.log, etcd/, nodes.json, *.yaml configs.
+# DIR), extender.kubeconfig and reconciler.kubeconfig (see below), pki/,
+# logs/<component>.log, etcd/, nodes.json, *.yaml configs.
+#
+# Least privilege: the extender and the reconciler never run as admin. `up`
+# applies the ClusterRoles of manifests/rbac (muster-extender,
+# muster-reconciler), creates the namespace muster-e2e with ServiceAccounts
+# `extender` and `reconciler`, each bound to its own ClusterRole only, and
+# writes DIR/<name>.kubeconfig with a TokenRequest token of that account;
+# the sidecars always use those. A permission missing from manifests/rbac
+# shows up as 403 Forbidden in logs/<name>.log and a failing scenario.
 # DIR/state is line-based: `key value`, `port <name> <port>`,
 # `proc <name> <pid> <starttime>`. Tools that start more processes for this
 # cluster (the extender, the reconciler) may append `proc` lines (and `port`
@@ -326,8 +335,9 @@ start_sidecar() {
   flags_var=MUSTER_${name^^}_FLAGS
   local -a extra=()
   read -ra extra <<<"${!flags_var:-}"
+  [[ -f $dir/$name.kubeconfig ]] || die "no $dir/$name.kubeconfig (written by up)"
   start "$name" "$bin" "$name" --listen=127.0.0.1 --port="$port" \
-    --kubeconfig="$dir/admin.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
+    --kubeconfig="$dir/$name.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
     "${extra[@]}"
   wait_until "muster $name /readyz on port $port" 60 \
     curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster $name did not become ready"
@@ -563,6 +573,64 @@ current-context: muster-e2e
 EOF
 }
 
+# The sidecars' identities (see "Least privilege" above): the ClusterRoles
+# of manifests/rbac, one ServiceAccount per sidecar bound to its own role
+# only, and a kubeconfig with a TokenRequest token of each (720 h: a demo
+# cluster may stay up for weeks; the apiserver sets no maximum here).
+# Server-side apply with kubectl's own field manager, as an admin's install
+# (docs/operator-guide.md, e2e/scenarios/deploy.sh): the same manager applying
+# the same files later owns these objects, no conflicts.
+readonly SIDECAR_NAMESPACE=muster-e2e
+readonly SIDECAR_TOKEN_DURATION=720h
+write_sidecar_credentials() { # dir kubectl...
+  local dir=$1 name token server
+  shift
+  local kc=("$@")
+  "${kc[@]}" apply --server-side \
+    -f "$REPO/manifests/rbac/extender-clusterrole.yaml" \
+    -f "$REPO/manifests/rbac/reconciler-clusterrole.yaml" || return 1
+  {
+    printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$SIDECAR_NAMESPACE"
+    for name in extender reconciler; do
+      printf -- '---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: %s, namespace: %s}\n' \
+        "$name" "$SIDECAR_NAMESPACE"
+      printf -- '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n'
+      printf 'metadata: {name: %s-%s}\n' "$SIDECAR_NAMESPACE" "$name"
+      printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: muster-%s}\n' "$name"
+      printf 'subjects: [{kind: ServiceAccount, name: %s, namespace: %s}]\n' "$name" "$SIDECAR_NAMESPACE"
+    done
+  } | "${kc[@]}" apply --server-side -f - || return 1
+  server=$(awk '$1 == "server:" {print $2; exit}' "$dir/admin.kubeconfig")
+  for name in extender reconciler; do
+    token=$("${kc[@]}" create token "$name" -n "$SIDECAR_NAMESPACE" --duration="$SIDECAR_TOKEN_DURATION") ||
+      return 1
+    (
+      umask 077
+      cat >"$dir/$name.kubeconfig" <<EOF
+# The muster $name of this cluster: ServiceAccount $SIDECAR_NAMESPACE/$name,
+# bound to ClusterRole muster-$name (manifests/rbac) only.
+apiVersion: v1
+kind: Config
+clusters:
+- name: muster-e2e
+  cluster:
+    server: $server
+    certificate-authority: pki/ca.crt
+users:
+- name: $name
+  user:
+    token: $token
+contexts:
+- name: muster-e2e
+  context:
+    cluster: muster-e2e
+    user: $name
+current-context: muster-e2e
+EOF
+    )
+  done
+}
+
 # The two scheduler configurations. The stock one serves schedulerName
 # default-scheduler; the `volcano` one serves schedulerName volcano and calls the
 # muster extender for every one of its pods: no managedResources, because gang
@@ -730,16 +798,23 @@ cmd_up() {
   log "kube-apiserver ready"
 
   # 5. Everything else at once: CRDs + queues, nodes, and the other components.
+  # Server-side with kubectl's field manager, as an admin installs them
+  # (e2e/scenarios/deploy.sh applies the whole kustomization later: the same
+  # manager, so no conflicts on the CRDs' atomic lists).
+  local ssa=(apply --server-side)
   (
-    "${kc[@]}" apply -f "$REPO/manifests/crds/" >/dev/null &&
+    "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/crds/" >/dev/null &&
       "${kc[@]}" wait --for=condition=Established --timeout=60s \
         crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null &&
-      "${kc[@]}" apply -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
+      "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
       "${kc[@]}" patch queue root --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
       "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null
   ) >"$dir/logs/setup-crds.log" 2>&1 &
   local crd_job=$!
   UP_HELPERS+=("$crd_job")
+  write_sidecar_credentials "$dir" "${kc[@]}" >"$dir/logs/setup-rbac.log" 2>&1 &
+  local rbac_job=$!
+  UP_HELPERS+=("$rbac_job")
   "${kc[@]}" create -f "$dir/nodes.json" >"$dir/logs/setup-nodes.log" 2>&1 &
   local node_job=$!
   UP_HELPERS+=("$node_job")
@@ -789,6 +864,11 @@ cmd_up() {
     die "applying manifests/crds and the default queues failed"
   }
   log "CRDs established; queues default and root created"
+  wait "$rbac_job" || {
+    cat "$dir/logs/setup-rbac.log" >&2
+    die "creating the sidecars' ServiceAccounts, roles and kubeconfigs failed"
+  }
+  log "sidecar credentials: $SIDECAR_NAMESPACE/extender and $SIDECAR_NAMESPACE/reconciler (manifests/rbac)"
   if [[ -n $muster_bin ]]; then
     start_extender "$dir" "$muster_bin"
     log "muster extender ready on port $p_ext"

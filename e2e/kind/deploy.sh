@@ -6,9 +6,11 @@
 #   up     create the kind cluster (kind-config.yaml), apply our CRDs and the
 #          default queues, run kwok in-cluster with our stages
 #          (e2e/cluster/kwok-stages.yaml as Stage objects), create the fake GPU
-#          nodes of MUSTER_CLUSTER_FILE, and deploy the `volcano` scheduler with
-#          the muster extender as a sidecar (volcano-scheduler.yaml) when the
-#          MUSTER_IMAGE image exists locally (else it says so and skips it)
+#          nodes of MUSTER_CLUSTER_FILE, and install muster from manifests/
+#          (docs/operator-guide.md) through an overlay: MUSTER_IMAGE, the
+#          scheduler on the kind node, no ServiceMonitor (no Prometheus
+#          Operator) - when the MUSTER_IMAGE image exists locally (else it
+#          says so and skips it)
 #   test   run the e2e scenarios against it (MUSTER_E2E_KUBECONFIG)
 #   down   delete the kind cluster
 #   kubeconfig  print the path of the cluster's kubeconfig
@@ -26,7 +28,8 @@ readonly KUBECTL=${KUBECTL:-kubectl}
 readonly IMAGE=${MUSTER_IMAGE:-muster:dev}
 readonly CLUSTER_FILE=${MUSTER_CLUSTER_FILE:-$REPO/e2e/clusters/gpu-4.yaml}
 readonly KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
-readonly SCHEDULER_IMAGE=registry.k8s.io/kube-scheduler:v1.34.0
+# The kube-scheduler of manifests/kustomization.yaml (`images:`).
+readonly SCHEDULER_IMAGE=registry.k8s.io/kube-scheduler:v1.34.4
 KUBECONFIG_FILE=${XDG_CACHE_HOME:-$HOME/.cache}/muster/kind-$NAME.kubeconfig
 readonly KUBECONFIG_FILE
 
@@ -54,10 +57,10 @@ cmd_up() {
   kc label nodes --all --overwrite type=kind-node >/dev/null
 
   log "CRDs and default queues"
-  kc apply -f "$REPO/manifests/crds/" >/dev/null
+  kc apply --server-side -f "$REPO/manifests/crds/" >/dev/null
   kc wait --for=condition=Established --timeout=60s \
     crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
-  kc apply -f "$REPO/manifests/default-queues.yaml" >/dev/null
+  kc apply --server-side -f "$REPO/manifests/default-queues.yaml" >/dev/null
   local q
   for q in root default; do
     kc patch queue "$q" --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null
@@ -72,11 +75,14 @@ cmd_up() {
   kc -n kube-system rollout status deployment/kwok-controller --timeout=180s
 
   if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-    log "volcano scheduler + muster extender ($IMAGE)"
+    log "muster from manifests/ ($IMAGE): volcano scheduler, extender, reconciler"
     docker image inspect "$SCHEDULER_IMAGE" >/dev/null 2>&1 || docker pull "$SCHEDULER_IMAGE"
     "$KIND" load docker-image --name "$NAME" "$IMAGE" "$SCHEDULER_IMAGE"
-    sed "s#image: muster:dev#image: $IMAGE#" "$HERE/volcano-scheduler.yaml" | kc apply -f - >/dev/null
-    kc -n kube-system rollout status deployment/volcano-scheduler --timeout=180s
+    local overlay
+    overlay=$(kind_overlay)
+    kc apply --server-side -k "$overlay" >/dev/null
+    rm -rf "$overlay"
+    kc -n muster-system rollout status deployment/volcano-scheduler --timeout=180s
   else
     log "image $IMAGE not found locally: skipping the volcano scheduler (build the image, then rerun up)"
   fi
@@ -93,6 +99,32 @@ cmd_up() {
     sleep 1
   done
   log "ready: export KUBECONFIG=$KUBECONFIG_FILE"
+}
+
+# kind_overlay: a kustomization over manifests/ for this cluster, in a new
+# temporary directory (printed): MUSTER_IMAGE, the pod on the kind node (not
+# a kwok node, which runs nothing), and no ServiceMonitor.
+kind_overlay() {
+  local dir
+  dir=$(mktemp -d)
+  cat >"$dir/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$REPO/manifests" "$dir")
+images:
+- {name: muster, newName: ${IMAGE%:*}, newTag: ${IMAGE##*:}}
+patches:
+- target: {kind: Deployment, name: volcano-scheduler}
+  patch: |-
+    - {op: add, path: /spec/template/spec/nodeSelector, value: {type: kind-node}}
+- patch: |-
+    \$patch: delete
+    apiVersion: monitoring.coreos.com/v1
+    kind: ServiceMonitor
+    metadata: {name: muster, namespace: muster-system}
+EOF
+  echo "$dir"
 }
 
 cmd_test() {

@@ -13,7 +13,8 @@
 #     its 4 pods: muster binds none (the gang waits), the stock
 #     kube-scheduler binds 3 (a partial gang holding 24 GPUs).
 #  5. maxRetry (2) exhausted -> Failed; ttlSecondsAfterFinished (5) deletes it.
-#  6. Invalid Jobs create nothing; status and a Warning Event name the field.
+#  6. Invalid Jobs the CRD's rules let through (a dependsOn cycle, features muster
+#     lacks) create nothing; status and a Warning Event name the field.
 #  7. Crash safety: SIGKILL of the reconciler right after a 40-pod Job is
 #     created, and once its PodGroup is admitted, then a restart: exactly 40
 #     pods, 1 PodGroup, its Secret and Service, the job Running.
@@ -136,9 +137,9 @@ pass "flaky deleted $(((${EPOCHREALTIME//[.,]/} - failed_at) / 1000)) ms after F
 
 # --- 6. invalid Jobs -------------------------------------------------------------
 k apply -f "$FIX/invalid.yaml" >/dev/null
-declare -A want=([dup-tasks]='spec.tasks[1].name' [too-many]='spec.minAvailable'
-  [bad-plugin]='spec.plugins' [bad-action]='spec.policies[0].action')
-for job in dup-tasks too-many bad-plugin bad-action; do
+declare -A want=([dep-cycle]='spec.tasks[0].dependsOn' [mpi-no-master]='spec.plugins.mpi'
+  [ray-plugin]='spec.plugins' [restart-partition]='spec.policies[0].action')
+for job in dep-cycle mpi-no-master ray-plugin restart-partition; do
   wait_for "$job Failed" 30 job_phase_is "$job" Failed
   expect_eq "$job reason" "$(field "vcjob/$job" '{.status.state.reason}')" InvalidSpec
   expect_contains "$job message" "$(field "vcjob/$job" '{.status.state.message}')" "${want[$job]}"
@@ -147,7 +148,7 @@ for job in dup-tasks too-many bad-plugin bad-action; do
   expect_contains "$job Warning Event" "$(invalid_event "$job")" "${want[$job]}"
   expect_eq "$job pods" "$(job_pods "$job" | wc -l)" 0
 done
-expect_eq "PodGroups of invalid jobs" "$(k get podgroups -o name | grep -cE '/(dup-tasks|too-many|bad-plugin|bad-action)-' || true)" 0
+expect_eq "PodGroups of invalid jobs" "$(k get podgroups -o name | grep -cE '/(dep-cycle|mpi-no-master|ray-plugin|restart-partition)-' || true)" 0
 
 # --- 7. crash safety ------------------------------------------------------------
 # Two kill points: right after the Job is created (the first sync: plugin
