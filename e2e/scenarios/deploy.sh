@@ -23,7 +23,7 @@
 # Everything muster-system and the cluster-wide bindings are deleted on exit;
 # the CRDs, the default queues and the two ClusterRoles stay (the shared
 # cluster's sidecars use them). Artifacts in MUSTER_DEPLOY_OUT (default
-# /tmp/muster-deploy). About 30 s. Needs the local cluster (cluster.sh).
+# /tmp/muster-deploy). About 15 s. Needs the local cluster (cluster.sh).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=lib.sh

@@ -24,7 +24,7 @@
 #     query without data, naming dashboard / panel / refId), then render.
 # Artifacts in MUSTER_OBSERVE_OUT (default /tmp/muster-observe): <dashboard>.png,
 # results.json (every query's result), query.txt, prometheus.yml and its log.
-# About 1.5-2 min. Needs the local cluster (cluster.sh): the ports of the
+# About 1 min. Needs the local cluster (cluster.sh): the ports of the
 # extender and the reconciler come from its state.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
