@@ -71,6 +71,11 @@ def panels_of(dashboard):
     return out
 
 
+def defaults_of(panel):
+    """The panel's fieldConfig.defaults (unit, thresholds)."""
+    return panel.get("fieldConfig", {}).get("defaults", {})
+
+
 def variables_of(dashboard):
     return {v.get("name"): v for v in dashboard.get("templating", {}).get("list", [])}
 
@@ -142,7 +147,7 @@ def lint_panel(panel):
         bad.append("no description")
     if not datasource_uses_variable(panel.get("datasource")):
         bad.append(f"datasource is not ${{{DATASOURCE_VAR}}}")
-    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    defaults = defaults_of(panel)
     if not defaults.get("unit"):
         bad.append("no fieldConfig.defaults.unit")
     steps = defaults.get("thresholds", {}).get("steps")
@@ -411,7 +416,7 @@ UNIT_SCALE = {"percentunit": (100.0, "%"), "bytes": (1.0 / 2**30, "GiB"),
 
 
 def plot_panel(ax, panel, rows, start):
-    unit = panel.get("fieldConfig", {}).get("defaults", {}).get("unit", "short")
+    unit = defaults_of(panel).get("unit", "short")
     factor, axis_label = UNIT_SCALE.get(unit, (1.0, unit))
     targets = {t.get("refId"): t for t in panel.get("targets", [])}
     lines = []
@@ -442,16 +447,15 @@ def plot_panel(ax, panel, rows, start):
     ax.grid(True, alpha=0.3)
     draw_thresholds(ax, panel, factor)
     if lines:
-        extra = f" (+{len(lines) - LEGEND_MAX} more)" if len(lines) > LEGEND_MAX else ""
         legend = ax.legend(fontsize=6, loc="upper left", framealpha=0.6)
-        if extra:
+        if len(lines) > LEGEND_MAX:
             legend.set_title(f"{len(lines)} series, top {LEGEND_MAX}", prop={"size": 6})
 
 
 def draw_thresholds(ax, panel, factor):
     """Threshold steps as dashed lines, only those inside the data's range (a
     1 s latency threshold would flatten millisecond data)."""
-    steps = panel.get("fieldConfig", {}).get("defaults", {}).get("thresholds", {}).get("steps", [])
+    steps = defaults_of(panel).get("thresholds", {}).get("steps", [])
     low, high = ax.get_ylim()
     for s in steps:
         if s.get("value") is None:

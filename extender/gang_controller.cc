@@ -288,8 +288,7 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
     // Admission (Pending -> Inqueue) weighs spec.minResources against the
     // free capacity, before any pod exists: the reconciler creates a Job's
     // pods only after it.
-    const bool awaits_admission =
-        (g.phase.empty() || g.phase == kPodGroupPending) && g.spec.min_resources.has_value();
+    const bool awaits_admission = gang::AwaitsAdmission(g) && g.spec.min_resources.has_value();
     needs_view = needs_view || awaits_admission ||
                  std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
                    return m.state == MemberState::kPending || m.state == MemberState::kReserved;
@@ -300,7 +299,9 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
     if (auto it = preempting.find(key); it != preempting.end()) g.preempting = it->second > now;
     for (gang::Member& m : g.members) {
       const auto it = evicted.find(m.pod->meta.uid);
-      if (it != evicted.end() && it->second > now && m.state == MemberState::kBound) m.terminating = true;
+      if (it != evicted.end() && it->second > now && m.state == MemberState::kBound) {
+        m.terminating = true;
+      }
     }
     if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
     in.gangs.push_back(std::move(g));
@@ -421,7 +422,7 @@ struct GangController::Memory {
   std::map<std::string, Time> reserved_since;        // gang key -> last progress
   std::map<std::string, int32_t> scheduled;          // gang key -> scheduled at the last pass
   std::map<std::string, Time> preempting;            // gang key -> no new eviction before
-  std::map<std::string, Time> evicted;               // pod uid -> terminating, as far as we know, until
+  std::map<std::string, Time> evicted;               // pod uid -> counted as terminating until
   std::map<std::string, Time> admitted_at;           // gang key -> admission, until minMember bound
   std::set<std::string> started;                     // gangs that reached minMember once
   std::map<std::string, std::string> woken;          // pod uid -> node it was woken/ungated for
@@ -615,8 +616,8 @@ void GangController::RunPass() {
   GangInputs inputs;
   cluster_->Exclusive([&](ClusterState& state) {
     memory_->last_generation = ChangeCount(state);
-    inputs = BuildGangInputs(state, memory_->reserved_since, memory_->preempting, memory_->evicted,
-                             now);
+    inputs =
+        BuildGangInputs(state, memory_->reserved_since, memory_->preempting, memory_->evicted, now);
   });
   QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
   ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);

@@ -25,8 +25,6 @@ struct Holdings {
   Resources leaving;
 };
 
-bool NotAdmitted(const gang::Gang& g) { return g.phase.empty() || g.phase == kPodGroupPending; }
-
 Holdings HoldingsOf(const gang::Gang& g) {
   Holdings h;
   for (const gang::Member& m : g.members) {
@@ -46,7 +44,7 @@ Holdings HoldingsOf(const gang::Gang& g) {
   // A gang not admitted yet may have no pods (a Volcano Job's come with
   // admission): its minimum is its queue's demand all the same, or a queue
   // of such Jobs would never deserve - nor reclaim - more than it holds.
-  if (NotAdmitted(g)) h.pending = Resources::Max(h.pending, gang::AdmissionNeed(g));
+  if (gang::AwaitsAdmission(g)) h.pending = Resources::Max(h.pending, gang::AdmissionNeed(g));
   h.allocated.Erase(kPods);
   h.bound.Erase(kPods);
   h.pending.Erase(kPods);
@@ -72,11 +70,10 @@ bool HoldsNothing(const gang::Gang& g) {
   });
 }
 
-
 // The gang is held by its queue: the wait, or nothing.
 std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
                                  const std::map<std::string, queue::QueueState>& states) {
-  if (!HoldsNothing(g) || !NotAdmitted(g)) return std::nullopt;
+  if (!HoldsNothing(g) || !gang::AwaitsAdmission(g)) return std::nullopt;
   const auto it = states.find(name);
   if (it == states.end()) {
     return gang::Wait{.key = g.key,

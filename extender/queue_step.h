@@ -14,8 +14,8 @@
 //  - A queue's allocation is what its gangs' bound and reserved members
 //    request (finished and terminating members hold nothing); its pending
 //    demand is what its gangs' other members request - for a gang not yet
-//    admitted, at least its minResources (a Volcano Job has no pods before). For reclaim only
-//    (QueueLimit::allocated), a gang evicting victims for itself
+//    admitted, at least its minResources (a Volcano Job has no pods before).
+//    For reclaim only (QueueLimit::allocated), a gang evicting victims for itself
 //    (Gang::preempting) counts what it waits for as held: reclaim takes
 //    once, not again while the victims go; and a victim queue is judged by
 //    what it has bound (QueueLimit::bound), not by reservations that may

@@ -137,8 +137,8 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
       {"a Volcano Job not admitted yet has no pods: its minResources is its queue's demand",
        MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 8}}), 0, 8},
       {"not admitted, pods asking more than minResources: what the pods ask",
-       MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 2}}).Pending(MakePod("g-0").Gpu(4)), 0,
-       4},
+       MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 2}}).Pending(MakePod("g-0").Gpu(4)),
+       0, 4},
       {"admitted (Inqueue): only its pods count",
        MakeGang("g").Phase(kPodGroupInqueue).MinResources(Resources{{"nvidia.com/gpu", 8}}), 0, 0},
   };

@@ -327,6 +327,15 @@ bool NodeAdmits(const NodeView& node, const Pod& pod);
 // members.
 std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view);
 
+// Whether the gang waits for admission (its PodGroup has no phase yet or is
+// Pending): Volcano's enqueue has not let it in.
+bool AwaitsAdmission(const Gang& gang);
+
+// What admitting the gang asks of the cluster: its PodGroup's
+// spec.minResources as node resources ("requests.cpu" is cpu; "limits.*" and
+// "count/*" are ignored); empty when unset.
+Resources AdmissionNeed(const Gang& gang);
+
 // One pass over every gang: expires stale reservations, plans the gangs in
 // GangOrder against the capacity the earlier ones leave, and picks victims
 // for the first gang that does not fit when preemption can place it.
@@ -340,11 +349,6 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view)
 // ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
 // preemptor is the first gang waiting with kWaitResources that is not
 // `preempting`; it gets no reservation in this pass.
-// What admitting the gang asks of the cluster: its PodGroup's
-// spec.minResources as node resources (Volcano's quota names read as above);
-// empty when unset.
-Resources AdmissionNeed(const Gang& gang);
-
 PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
                    const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config,
                    const QueueLimits& queues = {});

@@ -955,8 +955,10 @@ TEST(RunPassTest, AdmissionOfAnOwedQueue) {
   const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
   const auto job = [&](const std::string& name, int64_t want_gpus, int64_t created_s,
                        std::string_view phase = kPodGroupPending) {
-    return InQueue(MakeGang(name).Phase(phase).MinResources(gpus(want_gpus)).Created(
-                       Time::FromUnixSeconds(created_s)),
+    return InQueue(MakeGang(name)
+                       .Phase(phase)
+                       .MinResources(gpus(want_gpus))
+                       .Created(Time::FromUnixSeconds(created_s)),
                    "a");
   };
   struct Case {

@@ -18,6 +18,13 @@
 
 namespace muster::gang {
 
+bool AwaitsAdmission(const Gang& gang) {
+  return gang.phase.empty() || gang.phase == kPodGroupPending;
+}
+
+// spec.minResources as node resources. Volcano fills it with quota names
+// ("requests.cpu", "count/pods", "limits.memory"); the requests are what a
+// node must hold, the rest has no node counterpart.
 Resources AdmissionNeed(const Gang& gang) {
   Resources need;
   if (!gang.spec.min_resources) return need;
@@ -103,9 +110,6 @@ void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, D
   }
 }
 
-// spec.minResources as node resources. Volcano fills it with quota names
-// ("requests.cpu", "count/pods", "limits.memory"); the requests are what a
-// node must hold, the rest has no node counterpart.
 Resources SchedulableFree(const ClusterView& view) {
   Resources total;
   for (const NodeView& node : view.nodes) {
@@ -115,26 +119,27 @@ Resources SchedulableFree(const ClusterView& view) {
   return total;
 }
 
-// Counts an admitted, unplaced gang's minimum against its own queue's
-// deserved share (QueueLimit::allocated of the pass's copy).
-void ClaimShare(const Gang& gang, const Resources& need, QueueLimits& queues) {
-  if (gang.queues.empty()) return;
-  if (const auto it = queues.find(gang.queues.front()); it != queues.end()) {
-    it->second.allocated += need;
-    it->second.allocated.Erase(kPods);
-  }
+// The limit of the queue a gang or victim is in (the first of its path), or
+// null; const when `queues` is.
+template <typename Limits>
+auto* LimitOf(const std::vector<std::string>& path, Limits& queues) {
+  const auto it = path.empty() ? queues.end() : queues.find(path.front());
+  return it == queues.end() ? nullptr : &it->second;
+}
+
+// Whether `held` (requests) is within the queue's deserved share.
+bool WithinDeserved(Resources held, const QueueLimit& limit) {
+  held.Erase(kPods);
+  return held.DominantShare(limit.deserved) <= 1.0 + 1e-9;
 }
 
 // Whether the gang's queue is owed room for it: what the queue holds and has
 // admitted, plus the gang's minimum, within its deserved share. Reclaim
 // (MayReclaim) makes that room once the gang's pods exist.
 bool OwedRoomFor(const Gang& gang, const Resources& need, const QueueLimits& queues) {
-  if (gang.queues.empty()) return false;
-  const auto it = queues.find(gang.queues.front());
-  if (it == queues.end() || it->second.deserved.IsZero() || need.IsZero()) return false;
-  Resources after = it->second.allocated + need;
-  after.Erase(kPods);
-  return after.DominantShare(it->second.deserved) <= 1.0 + 1e-9;
+  const QueueLimit* limit = LimitOf(gang.queues, queues);
+  return limit && !limit->deserved.IsZero() && !need.IsZero() &&
+         WithinDeserved(limit->allocated + need, *limit);
 }
 
 // (b) Volcano's enqueue: admitted gangs about to claim their minimum count
@@ -150,18 +155,24 @@ void Admit(const ClusterView& view, const std::vector<Gang>& gangs, QueueLimits 
   for (const Gang& gang : gangs) {
     if (std::ranges::any_of(gang.members, CountsPlaced)) continue;  // in the view already
     const Resources need = AdmissionNeed(gang);
-    const bool waiting = gang.phase.empty() || gang.phase == kPodGroupPending;
-    if (!waiting || (need.FitsIn(left) && QueueShortfall(gang, need, queues).empty())) {
-      if (waiting) admitted.push_back(gang.key);
+    if (!AwaitsAdmission(gang)) {
       left -= need;
-    } else if (reclaim && QueueShortfall(gang, need, queues).empty() &&
-               OwedRoomFor(gang, need, queues)) {
+    } else if (!QueueShortfall(gang, need, queues).empty()) {
+      continue;
+    } else if (need.FitsIn(left)) {
+      left -= need;
+      admitted.push_back(gang.key);
+    } else if (reclaim && OwedRoomFor(gang, need, queues)) {
       admitted.push_back(gang.key);
     } else {
       continue;
     }
     TakeRoom(gang, need, queues);
-    ClaimShare(gang, need, queues);
+    // Its minimum counts against its queue's share for the gangs after it.
+    if (QueueLimit* limit = LimitOf(gang.queues, queues)) {
+      limit->allocated += need;
+      limit->allocated.Erase(kPods);
+    }
   }
 }
 
@@ -350,12 +361,6 @@ void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
   for (const VictimCandidate::Pod& pod : victim.pods) AddFree(view, pod.node, pod.request);
 }
 
-const QueueLimit* LimitOf(const std::vector<std::string>& path, const QueueLimits& queues) {
-  if (path.empty()) return nullptr;
-  const auto it = queues.find(path.front());
-  return it == queues.end() ? nullptr : &it->second;
-}
-
 bool SameQueue(const Gang& preemptor, const VictimCandidate& v) {
   if (preemptor.queues.empty() || v.queues.empty())
     return preemptor.queues.empty() == v.queues.empty();
@@ -385,9 +390,7 @@ bool MayReclaim(const Gang& preemptor, const QueueLimits& queues, const PassConf
   for (const Member& m : preemptor.members) {
     if (AwaitsPlacement(m)) after += m.pod->EffectiveRequest();
   }
-  after.Erase(kPods);
-  return Owed(limit->allocated, limit->deserved) &&
-         after.DominantShare(limit->deserved) <= 1.0 + 1e-9;
+  return Owed(limit->allocated, limit->deserved) && WithinDeserved(std::move(after), *limit);
 }
 
 bool Spared(const Gang& preemptor, const VictimCandidate& v, const QueueLimits& queues) {

@@ -548,29 +548,28 @@ write_pki() { # dir
   ) # set -e: a failing openssl fails `up` (and the EXIT trap tears down)
 }
 
+# kubeconfig_file FILE SERVER USER COMMENT CREDENTIAL...: a kubeconfig for
+# this cluster (the CA path relative to FILE's directory) as USER, whose
+# credential is the CREDENTIAL lines ("key: value"); COMMENT heads the file.
+kubeconfig_file() {
+  local file=$1 server=$2 user=$3 comment=$4 line
+  shift 4
+  {
+    printf '# %s\n' "${comment//$'\n'/$'\n'# }"
+    printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: muster-e2e\n  cluster:\n'
+    printf '    server: %s\n    certificate-authority: pki/ca.crt\n' "$server"
+    printf 'users:\n- name: %s\n  user:\n' "$user"
+    for line in "$@"; do printf '    %s\n' "$line"; done
+    printf 'contexts:\n- name: muster-e2e\n  context:\n    cluster: muster-e2e\n    user: %s\n' "$user"
+    printf 'current-context: muster-e2e\n'
+  } >"$file"
+}
+
 write_kubeconfig() { # dir api-port
-  cat >"$1/admin.kubeconfig" <<EOF
-# Admin credentials for the muster e2e cluster in this directory (paths are
-# relative to this file). O=system:masters: full access.
-apiVersion: v1
-kind: Config
-clusters:
-- name: muster-e2e
-  cluster:
-    server: https://127.0.0.1:$2
-    certificate-authority: pki/ca.crt
-users:
-- name: admin
-  user:
-    client-certificate: pki/admin.crt
-    client-key: pki/admin.key
-contexts:
-- name: muster-e2e
-  context:
-    cluster: muster-e2e
-    user: admin
-current-context: muster-e2e
-EOF
+  kubeconfig_file "$1/admin.kubeconfig" "https://127.0.0.1:$2" admin \
+    "Admin credentials for the muster e2e cluster in this directory (paths are
+relative to this file). O=system:masters: full access." \
+    "client-certificate: pki/admin.crt" "client-key: pki/admin.key"
 }
 
 # The sidecars' identities (see "Least privilege" above): the ClusterRoles
@@ -582,9 +581,9 @@ EOF
 # the same files later owns these objects, no conflicts.
 readonly SIDECAR_NAMESPACE=muster-e2e
 readonly SIDECAR_TOKEN_DURATION=720h
-write_sidecar_credentials() { # dir kubectl...
-  local dir=$1 name token server
-  shift
+write_sidecar_credentials() { # dir api-port kubectl...
+  local dir=$1 port=$2 name token
+  shift 2
   local kc=("$@")
   "${kc[@]}" apply --server-side \
     -f "$REPO/manifests/rbac/extender-clusterrole.yaml" \
@@ -600,33 +599,14 @@ write_sidecar_credentials() { # dir kubectl...
       printf 'subjects: [{kind: ServiceAccount, name: %s, namespace: %s}]\n' "$name" "$SIDECAR_NAMESPACE"
     done
   } | "${kc[@]}" apply --server-side -f - || return 1
-  server=$(awk '$1 == "server:" {print $2; exit}' "$dir/admin.kubeconfig")
   for name in extender reconciler; do
     token=$("${kc[@]}" create token "$name" -n "$SIDECAR_NAMESPACE" --duration="$SIDECAR_TOKEN_DURATION") ||
       return 1
     (
       umask 077
-      cat >"$dir/$name.kubeconfig" <<EOF
-# The muster $name of this cluster: ServiceAccount $SIDECAR_NAMESPACE/$name,
-# bound to ClusterRole muster-$name (manifests/rbac) only.
-apiVersion: v1
-kind: Config
-clusters:
-- name: muster-e2e
-  cluster:
-    server: $server
-    certificate-authority: pki/ca.crt
-users:
-- name: $name
-  user:
-    token: $token
-contexts:
-- name: muster-e2e
-  context:
-    cluster: muster-e2e
-    user: $name
-current-context: muster-e2e
-EOF
+      kubeconfig_file "$dir/$name.kubeconfig" "https://127.0.0.1:$port" "$name" \
+        "The muster $name of this cluster: ServiceAccount $SIDECAR_NAMESPACE/$name,
+bound to ClusterRole muster-$name (manifests/rbac) only." "token: $token"
     )
   done
 }
@@ -812,7 +792,7 @@ cmd_up() {
   ) >"$dir/logs/setup-crds.log" 2>&1 &
   local crd_job=$!
   UP_HELPERS+=("$crd_job")
-  write_sidecar_credentials "$dir" "${kc[@]}" >"$dir/logs/setup-rbac.log" 2>&1 &
+  write_sidecar_credentials "$dir" "$p_api" "${kc[@]}" >"$dir/logs/setup-rbac.log" 2>&1 &
   local rbac_job=$!
   UP_HELPERS+=("$rbac_job")
   "${kc[@]}" create -f "$dir/nodes.json" >"$dir/logs/setup-nodes.log" 2>&1 &
