@@ -554,9 +554,13 @@ def analyze(records, band=0.05, hold=10.0, flip_window=60.0):
     margins = [r["margin"] for r in rec if "margin" in r]
     fig["floorMarginMin"] = round(100 * min(margins), 2) if margins else None
     fig["flipFlops"] = flip_flops(rec, flip_window)
+    # Judged up to drive-end only: the driver reads the Events last then,
+    # while the recorder sees pods until the side ends (a reclaim in that
+    # last second had its Event unread and failed the check).
     announced = {r["victim"] for r in rec}
-    fig["unannouncedEvictions"] = sorted(
-        g for g, x in gang_fig["gangs"].items() if x["evicted"] and g not in announced and g in run.gangs)
+    evicted = {p["gang"] for p in run.pods
+               if p["life"] and p["life"].outcome == "evicted" and p["release"] <= run.t_stop}
+    fig["unannouncedEvictions"] = sorted(evicted - announced)
     fig["timeline"] = [{"t": s["t"], "target": {q: round(100 * s["target"][q], 1) for q in queues},
                         "share": {q: round(100 * s["share"][q], 1) for q in queues},
                         "pending": {q: round(100 * dominant(s["pending"][q], run.capacity), 1) for q in queues}}

@@ -208,6 +208,12 @@ class AnalyzeTest(unittest.TestCase):
         msgs = [m for m in qr.checks(fig, 100, 0, 1e9) if m.startswith("victims:")]
         self.assertEqual(len(msgs), 2, msgs)
 
+    def test_eviction_after_the_drive_is_not_judged(self):
+        # The driver reads the Events last at drive-end (40 s); the recorder
+        # runs on, so a reclaim's Event after it is never read.
+        fig = qr.analyze(fair_run(reclaim=False, extra=lambda log: log.evict_gang("q1-c", 40.5)).records)
+        self.assertEqual(fig["unannouncedEvictions"], [])
+
     def test_victim_queue_pushed_below_target(self):
         # In phase 1 q1 is at its target (1/3); reclaiming its gang q1-c for
         # q2 takes it to 1/6, more than one gang (2/12) below... by exactly
