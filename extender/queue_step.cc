@@ -91,8 +91,8 @@ std::optional<gang::Wait> HoldOf(const gang::Gang& g, const std::string& name,
 
 // `claimed`: per queue (own and descendants'), what gangs evicting victims
 // wait for. Reclaim counts it as held, so a queue does not reclaim for the
-// same need again (and again) while the victims go; the order does not, so
-// the gang keeps its place to take the freed capacity.
+// same need again (and again) while the victims go (the order counts it
+// too, and ranks those gangs first to take the freed capacity).
 gang::QueueLimits LimitsOf(const queue::Shares& shares,
                            const std::map<std::string, queue::QueueState>& states,
                            const std::map<std::string, Resources>& claimed,
@@ -187,7 +187,8 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
                                          .created = g.created,
                                          .request = of_gang[g.key].pending,
                                          .allocated = of_gang[g.key].allocated,
-                                         .minimum_met = placed >= std::max(g.spec.min_member, 1)});
+                                         .minimum_met = placed >= std::max(g.spec.min_member, 1),
+                                         .claims = g.preempting});
   }
   const std::vector<std::string> order = queue::RankGangs(step.shares, pending);
   for (size_t i = 0; i < order.size(); ++i) step.position[order[i]] = static_cast<int>(i);

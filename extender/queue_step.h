@@ -15,9 +15,10 @@
 //    request (finished and terminating members hold nothing); its pending
 //    demand is what its gangs' other members request - for a gang not yet
 //    admitted, at least its minResources (a Volcano Job has no pods before).
-//    For reclaim only (QueueLimit::allocated), a gang evicting victims for itself
-//    (Gang::preempting) counts what it waits for as held: reclaim takes
-//    once, not again while the victims go; and a victim queue is judged by
+//    A gang evicting victims for itself (Gang::preempting) counts what it
+//    waits for as held (QueueLimit::allocated): reclaim takes once, not
+//    again while the victims go; the order ranks it first and counts it in
+//    its queue's share too (PendingGang::claims). A victim queue is judged by
 //    what it has bound (QueueLimit::bound), not by reservations that may
 //    still expire. Pods outside PodGroups belong to no
 //    queue: they take capacity from all, like pods of other schedulers.

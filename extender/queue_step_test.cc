@@ -104,18 +104,23 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
   EXPECT_THAT(victims[0].queues, ElementsAre("small", "parent"));
   EXPECT_EQ(victims[0].holds, (Resources{{"nvidia.com/gpu", 4}}));
   EXPECT_THAT(step.held, IsEmpty());
+
+  // Once s2 evicts victims for itself it goes first, to take what they free.
+  gangs[1].preempting = true;
+  RunQueueStep(queues, Resources{{"nvidia.com/gpu", 12}}, gangs, victims);
+  EXPECT_LT(gangs[1].queue_rank, gangs[2].queue_rank);
 }
 
 // What counts as a queue's allocation: bound and reserved members; not
-// finished or terminating ones (evictions in flight); and, for reclaim
-// only, what a gang whose victims are going waits for.
+// finished or terminating ones (evictions in flight); and, for reclaim (and
+// the order), what a gang whose victims are going waits for.
 TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
   struct Case {
     std::string name;
     gang::Gang gang;
     int64_t want_allocated;
     int64_t want_pending;
-    int64_t want_claimed = 0;  // counted as held for reclaim only
+    int64_t want_claimed = 0;  // counted as held for reclaim (not in the deserved shares)
   };
   gang::Gang evicted =
       MakeGang("g").Bound(MakePod("g-0").Gpu(2), "n1").Bound(MakePod("g-1").Gpu(2), "n1");
@@ -190,14 +195,16 @@ TEST(QueueStepTest, ReclaimHysteresisOverPasses) {
   EXPECT_THAT(step_at(t0 + std::chrono::seconds(67), 2).limits.at("r").spare, IsEmpty());
 }
 
-// The starvation bound, over time: a 2 x 8-GPU gang of one queue against a
-// stream of 1-GPU gangs of another (4 arrive each second, each works 8 s)
-// on a full cluster of 4 x 8 GPUs. The queue step ranks the big gang first
-// (its queue holds nothing), but it fits nowhere and the small gangs behind
-// it backfill every GPU that frees, so no node ever empties. With the head of
-// the line it gets two nodes kept draining once 10 s old, and starts within
-// the bound plus the longest work; without it, never.
-std::optional<int> BigGangStart(Duration head_of_line_after) {
+// The starvation bound, over time: a 2 x 8-GPU gang against a stream of
+// 1-GPU gangs (4 arrive each second, each works 8 s) on a full cluster of
+// 4 x 8 GPUs. In one queue the big gang goes first (the oldest), but it fits
+// nowhere and the small gangs behind it backfill every GPU that frees, so no
+// node ever empties. With the head of the line it gets two nodes kept
+// draining once 10 s old, and starts within the bound plus the longest
+// work; without it, never. In a queue of its own it needs no bound: its
+// queue is owed its share, so the stream's queue may not backfill past its
+// own while the big gang waits.
+std::optional<int> BigGangStart(Duration head_of_line_after, const std::string& big_queue) {
   const Queues queues = QueuesOf({MakeQueue("big"), MakeQueue("small")});
   std::vector<Node> nodes;
   for (int n = 0; n < 4; ++n)
@@ -226,7 +233,7 @@ std::optional<int> BigGangStart(Duration head_of_line_after) {
                                .Created(Time::FromUnixSeconds(0))
                                .Pending(MakePod("big-0").Gpu(8))
                                .Pending(MakePod("big-1").Gpu(8)),
-                           "big");
+                           big_queue);
   waiting.push_back(big);
   gang::PassConfig config;
   config.head_of_line_after = head_of_line_after;
@@ -255,11 +262,14 @@ std::optional<int> BigGangStart(Duration head_of_line_after) {
 }
 
 TEST(QueueStepTest, StarvationBoundAgainstAStreamOfSmallGangs) {
-  const std::optional<int> bounded = BigGangStart(std::chrono::seconds(10));
+  const std::optional<int> bounded = BigGangStart(std::chrono::seconds(10), "small");
   ASSERT_TRUE(bounded.has_value());
   EXPECT_LE(*bounded, 10 + 8 + 1);
-  EXPECT_EQ(BigGangStart(std::chrono::hours(1)), std::nullopt)
+  EXPECT_EQ(BigGangStart(std::chrono::hours(1), "small"), std::nullopt)
       << "the stream starves it without the bound";
+  const std::optional<int> own_queue = BigGangStart(std::chrono::hours(1), "big");
+  ASSERT_TRUE(own_queue.has_value()) << "another queue's stream starves it";
+  EXPECT_LE(*own_queue, 8 + 1);
 }
 
 }  // namespace

@@ -277,6 +277,9 @@ inline constexpr std::string_view kWaitMembers = "NotEnoughTasks";  // fewer pod
 inline constexpr std::string_view kWaitResources = "NotEnoughResources";  // does not fit now
 inline constexpr std::string_view kWaitNeverFits = "Unplaceable";  // not even on an empty cluster
 inline constexpr std::string_view kWaitQueueCapability = "QueueCapability";  // its queue is full
+// Its queue would go past its deserved share while a queue below its own
+// waits for capacity.
+inline constexpr std::string_view kWaitQueueOverShare = "QueueOverShare";
 // A required network domain (Gang::domains_required) holds no plan now.
 inline constexpr std::string_view kWaitNetworkTopology = "NetworkTopology";
 
@@ -348,7 +351,12 @@ Resources AdmissionNeed(const Gang& gang);
 // reads Volcano's quota names in minResources as node resources
 // ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
 // preemptor is the first gang waiting with kWaitResources that is not
-// `preempting`; it gets no reservation in this pass.
+// `preempting`; it gets no reservation in this pass. Queue limits: a gang
+// reserves nothing past its queue's capability (kWaitQueueCapability), nor
+// past its queue's deserved share once a gang of another queue below its
+// own deserved share waits with kWaitResources earlier in the order
+// (kWaitQueueOverShare): idle capacity is lent only when no queue owed it
+// wants it.
 PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
                    const std::vector<VictimCandidate>& victims, Time now, const PassConfig& config,
                    const QueueLimits& queues = {});

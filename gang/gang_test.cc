@@ -24,6 +24,7 @@ using test::GangBuilder;
 using test::MakeGang;
 using test::MakeView;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 const Time kNow = Time::FromUnixSeconds(100'000);
@@ -1024,6 +1025,61 @@ TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
   EXPECT_EQ(r.waits[0].message, "queue a is at its capability: needs nvidia.com/gpu=8 (0 left)");
   // Admission (Pending -> Inqueue) of minResources stops at the capability too.
   EXPECT_THAT(r.admitted, ElementsAre("default/first", "default/wide", "default/free"));
+}
+
+// Capacity is lent past a queue's deserved share only while no queue below
+// its own waits for capacity. Three free 8-GPU nodes (a fourth is full):
+// queue a's gang "wide" (4 nodes, first in order) waits for capacity; queue
+// b's gang "one" (1 node, behind it) fits.
+TEST(RunPassTest, NoQueuePastItsShareWhileAnOwedQueueWaits) {
+  const std::vector<VictimCandidate> running = {InQueue(Victim("v", 0, 1, {{"n4", 8}}), "b")};
+  const ClusterView view =
+      Occupied({GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8), GpuNode("n4", 8)}, running);
+  struct Case {
+    std::string name;
+    QueueLimits queues;
+    std::vector<Gang> extra = {};  // after "one" in order
+    std::vector<std::string> want_plans;
+    std::string want_one_waits = "";  // the reason "one" waits with, if it does
+  };
+  const std::vector<Case> cases = {
+      {.name = "b would go past its share while a (owed) waits: b waits",
+       .queues = {{"a", Holding(0, 24)}, {"b", Holding(8, 8)}},
+       .want_plans = {},
+       .want_one_waits = std::string(kWaitQueueOverShare)},
+      {.name = "within its share b plans",
+       .queues = {{"a", Holding(0, 16)}, {"b", Holding(8, 16)}},
+       .want_plans = {"default/one"}},
+      {.name = "a at its share is owed nothing: the idle capacity is lent to b",
+       .queues = {{"a", Holding(8, 8)}, {"b", Holding(8, 8)}},
+       .want_plans = {"default/one"}},
+      {.name = "a's own gangs behind its waiting one are not held back",
+       .queues = {{"a", Holding(0, 24)}, {"b", Holding(8, 8)}},
+       .extra = {InQueue(WholeNodes("a-small", 1, 0, 3), "a")},
+       .want_plans = {"default/a-small"},
+       .want_one_waits = std::string(kWaitQueueOverShare)},
+      {.name = "no limits for b's queue: nothing to hold it to",
+       .queues = {{"a", Holding(0, 24)}},
+       .want_plans = {"default/one"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Gang> gangs = {InQueue(WholeNodes("wide", 4, 0, 1), "a"),
+                               InQueue(WholeNodes("one", 1, 0, 2), "b")};
+    gangs.insert(gangs.end(), c.extra.begin(), c.extra.end());
+    PassConfig config;
+    config.preemption = false;
+    config.head_of_line_after = std::chrono::hours(48);  // no nodes kept for "wide"
+    const PassResult r = RunPass(view, gangs, running, kNow, config, c.queues);
+    EXPECT_THAT(Keys(r.plans), ElementsAreArray(c.want_plans));
+    const auto one = std::ranges::find(r.waits, "default/one", &Wait::key);
+    EXPECT_EQ(one == r.waits.end() ? "" : std::string(one->reason), c.want_one_waits);
+    if (c.want_one_waits == kWaitQueueOverShare) {
+      EXPECT_EQ(one->message,
+                "queue b would go past its deserved share while queue a, below its own, waits for "
+                "capacity");
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

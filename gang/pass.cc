@@ -133,6 +133,12 @@ bool WithinDeserved(Resources held, const QueueLimit& limit) {
   return held.DominantShare(limit.deserved) <= 1.0 + 1e-9;
 }
 
+// True when a queue holding `allocated` is short of what it deserves: its
+// share is below 1 on every resource (a queue deserving nothing never is).
+bool Owed(const Resources& allocated, const Resources& deserved) {
+  return !deserved.IsZero() && allocated.DominantShare(deserved) < 1.0;
+}
+
 // Whether the gang's queue is owed room for it: what the queue holds and has
 // admitted, plus the gang's minimum, within its deserved share. Reclaim
 // (MayReclaim) makes that room once the gang's pods exist.
@@ -304,14 +310,41 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
       .placeable = placeable};
 }
 
+// Why the gang may not take `need` beyond its queue's deserved share while
+// `owed_waiting` (a queue below its own) waits for capacity ("" when it
+// may): capacity is lent past a deserved share only when no queue owed it
+// wants it (Volcano's proportion plugin never lends; lending it anyway
+// would leave the owed queue to reclaim it back).
+std::string OverShare(const Gang& gang, const Resources& need, const QueueLimits& queues,
+                      const std::string& owed_waiting) {
+  const QueueLimit* limit = LimitOf(gang.queues, queues);
+  if (owed_waiting.empty() || !limit || gang.queues.front() == owed_waiting ||
+      WithinDeserved(limit->allocated + need, *limit)) {
+    return "";
+  }
+  return "queue " + gang.queues.front() + " would go past its deserved share while queue " +
+         owed_waiting + ", below its own, waits for capacity";
+}
+
+// Counts what the gang reserves in its queue's allocation, for the gangs
+// after it.
+void TakeShare(const Gang& gang, Resources need, QueueLimits& queues) {
+  if (QueueLimit* limit = LimitOf(gang.queues, queues)) {
+    need.Erase(kPods);
+    limit->allocated += need;
+  }
+}
+
 // (c) Plans every gang with members to place (but the just expired), in
 // order, each on what the earlier plans left; once a head of the line is
-// found, the gangs behind it plan without its earmarked nodes. Returns the
-// gang preemption may serve: the first that waits for capacity and has no
-// preemption in flight.
+// found, the gangs behind it plan without its earmarked nodes; once a gang
+// of a queue below its deserved share waits for capacity, no other queue
+// plans past its own (OverShare). Returns the gang preemption may serve:
+// the first that waits for capacity and has no preemption in flight.
 const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
                     const PassConfig& config, QueueLimits queues, PassResult& result) {
   const Gang* preemptor = nullptr;
+  std::string owed_waiting;  // the first queue below its share with a gang short of capacity
   std::vector<size_t> earmarked;
   std::optional<ClusterView> masked;  // set once a head is found
   for (const Gang& gang : gangs) {
@@ -323,17 +356,24 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
       const Resources need = RequestOf(gang, plan->reserve);
-      if (std::string full = QueueShortfall(gang, need, queues); !full.empty()) {
+      std::string_view held_by = kWaitQueueCapability;
+      std::string why = QueueShortfall(gang, need, queues);
+      if (why.empty()) {
+        held_by = kWaitQueueOverShare;
+        why = OverShare(gang, need, queues, owed_waiting);
+      }
+      if (!why.empty()) {
         const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
         if (placed < std::max(gang.spec.min_member, 1)) {
           result.waits.push_back(Wait{.key = gang.key,
-                                      .reason = kWaitQueueCapability,
-                                      .message = std::move(full),
+                                      .reason = held_by,
+                                      .message = std::move(why),
                                       .placeable = static_cast<int32_t>(placed)});
         }
         continue;
       }
       TakeRoom(gang, need, queues);
+      TakeShare(gang, need, queues);
       Reserve(view, gang, *plan);
       if (masked) Reserve(*masked, gang, *plan);
       result.plans.push_back(std::move(*plan));
@@ -342,6 +382,11 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     Wait& wait = std::get<Wait>(decision);
     const bool short_of_capacity = wait.reason == kWaitResources;
     if (!preemptor && short_of_capacity && !gang.preempting) preemptor = &gang;
+    if (const QueueLimit* limit = LimitOf(gang.queues, queues);
+        owed_waiting.empty() && short_of_capacity && limit &&
+        Owed(limit->allocated, limit->deserved)) {
+      owed_waiting = gang.queues.front();
+    }
     if (!masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
       earmarked = EarmarkFor(gang, view);
       if (!earmarked.empty()) {
@@ -365,12 +410,6 @@ bool SameQueue(const Gang& preemptor, const VictimCandidate& v) {
   if (preemptor.queues.empty() || v.queues.empty())
     return preemptor.queues.empty() == v.queues.empty();
   return preemptor.queues.front() == v.queues.front();
-}
-
-// True when a queue holding `allocated` is short of what it deserves: its
-// share is below 1 on every resource (a queue deserving nothing never is).
-bool Owed(const Resources& allocated, const Resources& deserved) {
-  return !deserved.IsZero() && allocated.DominantShare(deserved) < 1.0;
 }
 
 // A candidate from another queue that reclaim may take from: reclaimable

@@ -74,17 +74,22 @@ struct Ranking {
     }
   }
 
-  // Takes the next gang of queue `n`; its share and its ancestors' grow.
+  // Takes the next gang of queue `n`.
   const PendingGang* Take(int n) {
     const PendingGang* gang = nodes[n].waiting.front();
     nodes[n].waiting.pop_front();
+    for (int at = n; at >= 0; at = nodes[at].parent) --nodes[at].waiting_below;
+    Grow(n, gang->request);
+    return gang;
+  }
+
+  // The share of queue `n` and its ancestors grows by `request`.
+  void Grow(int n, const Resources& request) {
     for (int at = n; at >= 0; at = nodes[at].parent) {
       Node& node = nodes[at];
-      --node.waiting_below;
-      node.allocated += gang->request;
+      node.allocated += request;
       node.share = node.allocated.DominantShare(node.queue->deserved);
     }
-    return gang;
   }
 };
 
@@ -109,10 +114,17 @@ std::vector<std::string> RankGangs(const Shares& shares, const std::vector<Pendi
   std::vector<std::string> order;
   order.reserve(gangs.size());
   std::vector<const PendingGang*> unknown;
+  // Claims first, in job order; the rest queue up behind them.
+  std::ranges::stable_partition(by_job, [](const auto& job) { return job.second->claims; });
   for (const auto& [job_share, gang] : by_job) {
     const auto it = id.find(gang->queue);
     if (it == id.end()) {
       unknown.push_back(gang);
+      continue;
+    }
+    if (gang->claims) {
+      order.push_back(gang->key);
+      ranking.Grow(it->second, gang->request);
       continue;
     }
     ranking.nodes[it->second].waiting.push_back(gang);

@@ -19,12 +19,15 @@
 //    and takes no part in the water-filling for it.
 //  - A queue's share is its dominant share against what it deserves:
 //    max over resources of allocated / deserved (1 = exactly its due).
-//  - Order of admission among pending gangs: repeatedly, the queue with the
-//    lowest share (higher spec.priority first; at each level of the tree)
-//    gives its next gang, and its share grows by that gang's request; within
-//    a queue, gangs go by priority, then by the DRF share of what the job
-//    already holds (a gang below its minimum counts 0: it must finish
-//    assembling), then age.
+//  - Order of admission among pending gangs: first the gangs that claim the
+//    capacity of victims evicted for them (it was freed for them, and their
+//    requests count in their queues' shares from then on, so a queue whose
+//    claim is in flight does not also take whatever else frees); then,
+//    repeatedly, the queue with the lowest share (higher spec.priority
+//    first; at each level of the tree) gives its next gang, and its share
+//    grows by that gang's request; within a queue, gangs go by priority,
+//    then by the DRF share of what the job already holds (a gang below its
+//    minimum counts 0: it must finish assembling), then age.
 //
 // Thread-safety: pure functions of their arguments.
 #pragma once
@@ -111,6 +114,9 @@ struct PendingGang {
   Resources request;         // what its members without a node request
   Resources allocated;       // what its bound and reserved members hold
   bool minimum_met = false;  // bound + reserved members reach its minimum
+  // It evicted victims for itself (a preemption in flight): what they free
+  // is its claim.
+  bool claims = false;
 };
 
 // The gangs in the order the gang pass should plan them (see the rules

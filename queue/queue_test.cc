@@ -235,6 +235,7 @@ TEST(RankGangsTest, Table) {
     return MakePending(std::move(key), std::move(queue), Gpu(gpus), created);
   };
   auto with_priority = [](PendingGang g, int32_t p) { return g.priority = p, g; };
+  auto claiming = [](PendingGang g) { return g.claims = true, g; };
   auto holding = [](PendingGang g, int64_t gpus, bool minimum_met) {
     g.allocated = Gpu(gpus);
     g.minimum_met = minimum_met;
@@ -274,6 +275,17 @@ TEST(RankGangsTest, Table) {
        {gang("x1", "a1", 10, 0), gang("x2", "a1", 10, 1), gang("y1", "a2", 10, 2),
         gang("y2", "a2", 10, 3), gang("z1", "b", 10, 4), gang("z2", "b", 10, 5)},
        {"x1", "z1", "y1", "z2", "x2", "y2"}},
+      {"a gang whose victims are being evicted for it goes first, even from the fullest queue",
+       {QueueBuilder("q1", 1).Holds(Gpu(10)).Wants(lots), QueueBuilder("q2", 1).Wants(lots)},
+       {gang("b1", "q2", 5, 0), claiming(gang("a1", "q1", 5, 9))},
+       {"a1", "b1"}},
+      {"what a claim waits for counts in its queue's share: its other gangs wait their turn",
+       // q1 holds 10 of its 20 and claims 10 more: at its share, behind q2
+       // (0 of 20) until q2 is at its share too.
+       {QueueBuilder("q1", 1).Holds(Gpu(10)).Wants(lots), QueueBuilder("q2", 1).Wants(lots)},
+       {claiming(gang("a1", "q1", 10, 0)), gang("a2", "q1", 5, 1), gang("b1", "q2", 5, 2),
+        gang("b2", "q2", 5, 3), gang("b3", "q2", 5, 4), gang("b4", "q2", 5, 5)},
+       {"a1", "b1", "b2", "b3", "b4", "a2"}},
       {"gangs of unknown queues go last",
        {QueueBuilder("q1", 1).Wants(lots)},
        {gang("lost", "nope", 1, 0), gang("a1", "q1", 1, 9)},

@@ -505,6 +505,7 @@ class PodLife:
         self.node = None
         self.bind = self.release = None  # times
         self.gone = None  # when it ended (terminal phase or deleted), bound or not
+        self.leaving = None  # when it was first seen terminating (deletionTimestamp) while bound
         self.bind_seq = self.release_seq = None  # order in the log
         self.outcome = None  # Succeeded, Failed, evicted
         self.last = v
@@ -543,6 +544,8 @@ def replay(records):
                 if used[p.node] > run.capacity.get(p.node, 0):
                     run.over.append({"t": t, "node": p.node, "gpus": used[p.node],
                                      "capacity": run.capacity.get(p.node, 0), "pod": p.name})
+            if r.get("terminating") and p.bind is not None and p.release is None and p.leaving is None:
+                p.leaving = t
             ended = r["ev"] == "DELETED" or r["phase"] in TERMINAL
             if ended and p.gone is None:
                 p.gone = t

@@ -43,7 +43,12 @@ Subcommands:
                     size - one gang of slack, since the report's targets come
                     from the log and may trail muster's view; for a lone victim
                     that amounts to "its queue was at or above its target
-                    before". The smallest share-after minus target is shown.
+                    before". The queue is taken when the watch showed the
+                    victim terminating (Events carry whole seconds), at its
+                    largest in the SNAPSHOT_AGE (1 s) before: work that ended
+                    between muster's snapshot and the eviction is not the
+                    choice's fault. The smallest share-after minus target is
+                    shown.
         flip-flops  no reclaim A<-B followed by B<-A less than --flip-window
                     (60) s later: muster spares a queue that reclaimed from
                     another for its cooldown (--queue-reclaim-cooldown, 60 s),
@@ -80,6 +85,9 @@ RESOURCES = (CPU, GPU)
 REASON = "GangReclaimed"
 MESSAGE = re.compile(r"^reclaimed by queue (\S+) for gang ([^/\s]+)/(\S+)$")
 MAX_GANG = 0.04  # of the cluster, in the gang's dominant resource
+# How much older than its eviction muster's view of a victim's queue may be:
+# the gang controller's pass works on a snapshot of its watch cache.
+SNAPSHOT_AGE = 1.0
 TICK = 2.0  # s between top-ups
 
 
@@ -439,43 +447,65 @@ class Run:
 
     def reclaims(self, grace=30.0):
         """Each GangReclaimed Event, judged: whole-gang, the victim queue's
-        dominant share after removing the victim gang(s) against its target."""
-        out, removed = [], collections.defaultdict(set)
-        recs = sorted((r for r in self.records if r.get("kind") == "reclaim"), key=event_time)
-        for r in recs:
-            t = event_time(r)
-            m = MESSAGE.match(r.get("message", ""))
-            victim = self.gangs.get(r.get("victim"))
-            item = {"t": round(t - self.t0, 2), "victim": r.get("victim"), "message": r.get("message"),
-                    "wellFormed": bool(m) and r.get("objectKind") == "PodGroup", "by": m.group(1) if m else None,
-                    "forGang": m.group(3) if m else None, "victimQueue": victim and victim["queue"]}
-            if victim is None:
-                item.update(whole=False, lost=0, kept=0)
-                out.append(item)
-                continue
-            members = [p for p in self.pods if p["gang"] == victim["name"]]
-            bound = [p for p in members if p["bind"] is not None and p["bind"] <= t + 1 and
-                     (p["release"] is None or p["release"] >= t - 5)]
-            kept = [p for p in bound if p["release"] is None or p["release"] > t + grace]
-            lost = [p for p in bound if p["life"] and p["life"].outcome == "evicted"]
-            item.update(whole=bool(bound) and not kept, bound=len(bound), lost=len(lost), kept=len(kept))
-            q = victim["queue"]
-            removed[q].add(victim["name"])
-            # The queue just before this victim's first member went (its
-            # eviction may precede the Event), without any of its victims so
-            # far: after; with this victim's members: before.
-            t = min([t] + [p["release"] for p in bound if p["release"] is not None]) - 1e-6
-            everything, victims = self.alloc_at(t, q), self.alloc_at(t, q, removed[q])
-            after = {res: everything[res] - victims[res] for res in RESOURCES}
-            before = {res: after[res] + sum(p["req"][res] for p in bound) for res in RESOURCES}
-            target = targets(self.capacity, self.demand_at(t), self.weights)[q]
-            slack = dominant(request(victim), self.capacity)
-            share_after = dominant(after, self.capacity)
-            item.update(shareBefore=round(dominant(before, self.capacity), 4), shareAfter=round(share_after, 4),
-                        target=round(target, 4), slack=round(slack, 4), margin=round(share_after - target, 4),
-                        belowTarget=share_after < target - slack - 1e-9)
-            out.append(item)
-        return out
+        dominant share after removing the victim gang(s) against its target.
+        In event order; judged in the order the victims went."""
+        items = [self.reclaim_item(r, grace) for r in self.records if r.get("kind") == "reclaim"]
+        removed = collections.defaultdict(set)
+        for item, went, members in sorted(items, key=lambda i: i[1]):
+            if members is not None:
+                self.judge_floor(item, went, members, removed)
+        return sorted((item for item, _, _ in items), key=lambda i: i["t"])
+
+    def reclaim_item(self, r, grace):
+        """(item, when the victim went, its members bound then) for one
+        Event; members None when the victim is unknown."""
+        t = event_time(r)
+        m = MESSAGE.match(r.get("message", ""))
+        victim = self.gangs.get(r.get("victim"))
+        item = {"t": round(t - self.t0, 2), "victim": r.get("victim"), "message": r.get("message"),
+                "wellFormed": bool(m) and r.get("objectKind") == "PodGroup", "by": m.group(1) if m else None,
+                "forGang": m.group(3) if m else None, "victimQueue": victim and victim["queue"]}
+        if victim is None:
+            item.update(whole=False, lost=0, kept=0)
+            return item, t, None
+        members = [p for p in self.pods if p["gang"] == victim["name"]]
+        bound = [p for p in members if p["bind"] is not None and p["bind"] <= t + 1 and
+                 (p["release"] is None or p["release"] >= t - 5)]
+        kept = [p for p in bound if p["release"] is None or p["release"] > t + grace]
+        lost = [p for p in bound if p["life"] and p["life"].outcome == "evicted"]
+        item.update(whole=bool(bound) and not kept, bound=len(bound), lost=len(lost), kept=len(kept))
+        # When its first member went: when the watch showed it terminating
+        # (the eviction), else when it ended. Not the Event's time: Events
+        # carry whole seconds, and the queue may have bound more work in the
+        # second before the eviction.
+        went = [p["life"].leaving or p["release"] for p in bound if p["release"] is not None]
+        return item, (min(went) if went else t) - 1e-6, bound
+
+    def judge_floor(self, item, t, bound, removed):
+        """The victim queue when the victim went at t, without any of its
+        victims so far (after) and with this one's members (before). Muster
+        decided on a snapshot up to SNAPSHOT_AGE older than the eviction: the
+        queue is taken at its largest in that window, so work that ended in
+        between (muster could not know) does not count against the choice."""
+        victim = self.gangs[item["victim"]]
+        q = victim["queue"]
+        removed[q].add(victim["name"])
+        ends = [p["release"] - 1e-6 for p in self.pods
+                if p["queue"] == q and p["release"] is not None and t - SNAPSHOT_AGE < p["release"] <= t]
+        after = max((self.held_without(at, q, removed[q]) for at in [t] + ends),
+                    key=lambda held: dominant(held, self.capacity))
+        before = {res: after[res] + sum(p["req"][res] for p in bound) for res in RESOURCES}
+        target = targets(self.capacity, self.demand_at(t), self.weights)[q]
+        slack = dominant(request(victim), self.capacity)
+        share_after = dominant(after, self.capacity)
+        item.update(shareBefore=round(dominant(before, self.capacity), 4), shareAfter=round(share_after, 4),
+                    target=round(target, 4), slack=round(slack, 4), margin=round(share_after - target, 4),
+                    belowTarget=share_after < target - slack - 1e-9)
+
+    def held_without(self, t, queue, gangs):
+        """What `queue` holds at t without `gangs`."""
+        everything, of_gangs = self.alloc_at(t, queue), self.alloc_at(t, queue, gangs)
+        return {res: everything[res] - of_gangs[res] for res in RESOURCES}
 
 
 def event_time(rec):

@@ -42,8 +42,13 @@ class QueueLog(Log):
             self.bind(f"{name}-{i}", node, t)
         return self
 
-    def evict_gang(self, name, t, pods=None):
+    def evict_gang(self, name, t, pods=None, seen_terminating=None):
+        """Deletes the gang's pods at t; with `seen_terminating`, the watch
+        showed them terminating (the eviction) at that time first."""
         for i in range(pods if pods is not None else self.size(name)):
+            if seen_terminating is not None:
+                self.pods[f"{name}-{i}"]["terminating"] = True
+                self._emit(f"{name}-{i}", "MODIFIED", seen_terminating)
             self.delete(f"{name}-{i}", t)
         return self
 
@@ -233,6 +238,49 @@ class AnalyzeTest(unittest.TestCase):
                 self.assertEqual(fig["floorMarginMin"], round(100 * (1 / 3 - 1 / 3 - 2 / 12 * (len(victims) - 1)
                                                                       - 2 / 12), 2))
                 self.assertEqual(any(m.startswith("floor:") for m in qr.checks(fig, 100, 0, 1e9)), bool(want))
+
+    def test_victim_queue_is_judged_when_the_victim_went(self):
+        # q1 (target 1/3) holds q1-a, q1-c, q1-d (2 of 12 each). The Event
+        # for reclaiming q1-c says 10 s (whole seconds); the eviction shows
+        # at 10.6 s. The queue is judged then, at its largest in the second
+        # before: work that ended within it (muster's snapshot may predate
+        # it) does not count against the choice, work that ended earlier does.
+        cases = [
+            # what else happened to q1, floor margin % (share after - target)
+            ("q1-e bound at 10.3 s, after the Event's second began", lambda log: log.bind_gang("q1-e", 10.3), 0.0),
+            ("q1-d ended 0.4 s before the eviction", lambda log: log.evict_gang("q1-d", 10.2), 0.0),
+            ("q1-d ended 2.6 s before the eviction", lambda log: log.evict_gang("q1-d", 8.0), -16.67),
+        ]
+        for name, happen, want in cases:
+            with self.subTest(name):
+                log = QueueLog()
+                for g in ("q1-a", "q1-c", "q1-e"):
+                    log.gang(g, "q1", 2, 0.0)
+                log.gang("q1-d", "q1", 2, 0.0).gang("q1-big", "q1", 13, 0.0).gang("q2-big", "q2", 13, 0.0)
+                for g in ("q1-a", "q1-c") + (("q1-d",) if "q1-d" in name else ()):
+                    log.bind_gang(g, 0.5)
+                log.records.sort(key=lambda r: r["t"])
+                happen(log)
+                log.records.sort(key=lambda r: r["t"])
+                log.evict_gang("q1-c", 10.62, seen_terminating=10.6).reclaim("q1-c", "q2", "q2-big", 10.0)
+                fig = qr.analyze(log.mark("drive-end", 20.0).end(21.0).records)
+                self.assertEqual(fig["floorMarginMin"], want, fig["reclaims"])
+                self.assertEqual(fig["belowTarget"], [])
+
+    def test_victims_are_judged_in_the_order_they_went(self):
+        # Two Events of the same second, listed in the other order: q1-a
+        # went first (q1 at 1/3 of 12 after it: 4 GPUs of q1-c, q1-d), then q1-c.
+        log = QueueLog()
+        for g in ("q1-a", "q1-c", "q1-d"):
+            log.gang(g, "q1", 2, 0.0)
+        log.gang("q1-big", "q1", 13, 0.0).gang("q2-big", "q2", 13, 0.0)
+        for g in ("q1-a", "q1-c", "q1-d"):
+            log.bind_gang(g, 0.5)
+        log.evict_gang("q1-a", 10.2, seen_terminating=10.1).evict_gang("q1-c", 10.6, seen_terminating=10.5)
+        log.reclaim("q1-c", "q2", "q2-big", 10.0).reclaim("q1-a", "q2", "q2-big", 10.0)
+        fig = qr.analyze(log.mark("drive-end", 20.0).end(21.0).records)
+        margins = {r["victim"]: r["margin"] for r in fig["reclaims"]}
+        self.assertEqual(margins, {"q1-a": 0.0, "q1-c": round(1 / 6 - 1 / 3, 4)})
 
     def test_flip_flop_fails_the_check(self):
         def back(log):  # q2 takes capacity back from q4 6 s after giving it
