@@ -115,7 +115,8 @@ std::vector<std::string> RankGangs(const Shares& shares, const std::vector<Pendi
   order.reserve(gangs.size());
   std::vector<const PendingGang*> unknown;
   // Claims first, in job order; the rest queue up behind them.
-  std::ranges::stable_partition(by_job, [](const auto& job) { return job.second->claims; });
+  std::stable_partition(by_job.begin(), by_job.end(),
+                        [](const auto& job) { return job.second->claims; });
   for (const auto& [job_share, gang] : by_job) {
     const auto it = id.find(gang->queue);
     if (it == id.end()) {
