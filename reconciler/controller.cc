@@ -107,9 +107,58 @@ JobController::JobController(kube::Client* client, const Clock& clock, Controlle
 
 JobController::~JobController() { Stop(); }
 
+// The policy events of one pod change (PodChangeRequests), queued for its
+// Job. REQUIRES: `job` is the pod's Job.
+void JobController::RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
+                                   const Pod* after) {
+  const Pod& pod = after != nullptr ? *after : *before;
+  std::vector<std::shared_ptr<const Pod>> held;  // keeps task_pods' pointers alive
+  auto task_pods = [&] {
+    std::string task, t;
+    int index = 0;
+    PodTaskAndIndex(pod, &task, &index);
+    std::vector<std::string> keys;
+    {
+      std::lock_guard lock(mu_);
+      const auto& set = pods_by_job_[job_key];
+      keys.assign(set.begin(), set.end());
+    }
+    std::vector<const Pod*> out;
+    for (const std::string& key : keys) {
+      std::shared_ptr<const Pod> p = pods_.Get(key);
+      if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
+        out.push_back(p.get());
+        held.push_back(std::move(p));
+      }
+    }
+    return out;
+  };
+  for (Request& r : PodChangeRequests(job, before, after, task_pods)) {
+    Enqueue(job_key, std::move(r));
+  }
+}
+
 void JobController::Wire() {
+  auto on_job_added = [this](const Job& job) {
+    const std::string job_key = job.meta.Key();
+    Enqueue(job_key, Request{});
+    // Pods seen before their Job (the informers list independently after a
+    // restart) raised nothing: what they went through while the reconciler
+    // was down (a master Succeeded, a worker Failed) is raised now.
+    std::vector<std::string> keys;
+    {
+      std::lock_guard lock(mu_);
+      const auto it = pods_by_job_.find(job_key);
+      if (it != pods_by_job_.end()) keys.assign(it->second.begin(), it->second.end());
+    }
+    for (const std::string& key : keys) {
+      if (std::shared_ptr<const Pod> pod = pods_.Get(key)) {
+        RaisePodEvents(job_key, job, nullptr, pod.get());
+      }
+    }
+  };
   auto on_job = [this](const Job& job) { Enqueue(job.meta.Key(), Request{}); };
-  jobs_.AddHandlers({.on_add = on_job,
+  jobs_.AddHandlers({.on_add = on_job_added,
                      .on_update = [on_job](const Job&, const Job& job) { on_job(job); },
                      .on_delete =
                          [this](const Job& job) {
@@ -131,31 +180,8 @@ void JobController::Wire() {
         killed_pods_.erase(pod.meta.uid);
       }
     }
-    std::shared_ptr<const Job> job = jobs_.Get(job_key);
-    if (job == nullptr) return;
-    std::vector<std::shared_ptr<const Pod>> held;  // keeps task_pods' pointers alive
-    auto task_pods = [&] {
-      std::string task, t;
-      int index = 0;
-      PodTaskAndIndex(pod, &task, &index);
-      std::vector<std::string> keys;
-      {
-        std::lock_guard lock(mu_);
-        const auto& set = pods_by_job_[job_key];
-        keys.assign(set.begin(), set.end());
-      }
-      std::vector<const Pod*> out;
-      for (const std::string& key : keys) {
-        std::shared_ptr<const Pod> p = pods_.Get(key);
-        if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
-          out.push_back(p.get());
-          held.push_back(std::move(p));
-        }
-      }
-      return out;
-    };
-    for (Request& r : PodChangeRequests(*job, before, after, task_pods)) {
-      Enqueue(job_key, std::move(r));
+    if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
+      RaisePodEvents(job_key, *job, before, after);
     }
   };
   pods_.AddHandlers({.on_add = [on_pod](const Pod& p) { on_pod(nullptr, &p); },

@@ -77,6 +77,8 @@ class JobController {
  private:
   struct Work;
   void Wire();
+  void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
+                      const Pod* after);
   void Enqueue(const std::string& job_key, Request request);
   void EnqueueAt(const std::string& job_key, Request request, Time due);
   void WorkerLoop();

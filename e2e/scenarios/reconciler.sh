@@ -18,6 +18,8 @@
 #  7. Crash safety: SIGKILL of the reconciler right after a 40-pod Job is
 #     created, and once its PodGroup is admitted, then a restart: exactly 40
 #     pods, 1 PodGroup, its Secret and Service, the job Running.
+#  8. Downtime: a task completes while the reconciler is stopped; its
+#     TaskCompleted policy (CompleteJob) still fires after the restart.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=lib.sh
@@ -44,6 +46,7 @@ job_pods() {
 }
 count_running() { job_pods "$1" | awk -v v="${2:-}" '$2 == "Running" && (v == "" || $3 == v)' | wc -l; }
 running_is() { (($(count_running "$1" "${3:-}") == $2)); }
+task_gone() { ! job_pods "$1" | grep -q -- "-$2-"; }
 env_of() { # POD NAME -> the value of env NAME of the first container
   k get pod "$1" -o "jsonpath={.spec.containers[0].env[?(@.name==\"$2\")].value}"
 }
@@ -189,9 +192,23 @@ for job in crash-a crash-b; do
   expect_eq "$job Service" "$(k get service "$job" -o name)" "service/$job"
 done
 
+# --- 8. downtime ----------------------------------------------------------------
+# After a restart the informers list pods and Jobs independently: a pod
+# listed before its Job must still raise what it went through meanwhile.
+driver_succeeded() { [[ $(field pod/offline-driver-0 '{.status.phase}') == Succeeded ]]; }
+k apply -f "$FIX/offline.yaml" >/dev/null
+wait_for "offline: 2 pods Running" 60 running_is offline 2
+wait_for "offline phase Running" 30 job_phase_is offline Running
+"$CLUSTER" reconciler stop ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 ||
+  fail "stopping the reconciler failed"
+wait_for "offline-driver-0 Succeeded (reconciler stopped)" 30 driver_succeeded
+"$CLUSTER" reconciler start ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 ||
+  fail "the reconciler did not start again"
+wait_for "offline Completed after the restart" 30 job_phase_is offline Completed
+wait_for "offline helper cleaned up" 30 task_gone offline helper
+
 # --- 1-2 (end). completion ---------------------------------------------------------
 wait_for "mpi-job Completed" 90 job_phase_is mpi-job Completed
-task_gone() { ! job_pods "$1" | grep -q -- "-$2-"; }
 wait_for "mpi workers cleaned up" 30 task_gone mpi-job mpiworker
 expect_eq "mpi master phase" "$(field pod/mpi-job-mpimaster-0 '{.status.phase}')" Succeeded
 wait_for "ctr-ps Completed" 90 job_phase_is ctr-ps Completed
