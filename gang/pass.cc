@@ -78,18 +78,6 @@ std::string QueueShortfall(const Gang& gang, const Resources& need, const QueueL
   return "";
 }
 
-void TakeRoom(const Gang& gang, const Resources& need, QueueLimits& queues) {
-  for (const std::string& name : gang.queues) {
-    const auto it = queues.find(name);
-    if (it == queues.end() || !it->second.room) continue;
-    Resources& room = *it->second.room;
-    // Only what the capability names is limited: absent stays unlimited.
-    for (const auto& [resource, amount] : need.entries()) {
-      if (room.Has(resource)) room.Set(resource, room.Get(resource) - amount);
-    }
-  }
-}
-
 // (a) A reservation nobody claimed within the timeout goes back to the pool;
 // its members are pending again (planned from the next pass on).
 void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, Duration timeout,
@@ -125,6 +113,25 @@ template <typename Limits>
 auto* LimitOf(const std::vector<std::string>& path, Limits& queues) {
   const auto it = path.empty() ? queues.end() : queues.find(path.front());
   return it == queues.end() ? nullptr : &it->second;
+}
+
+// What the gang is admitted or reserved with counts against its queues for
+// the gangs after it: the capability left in every queue of its path, and
+// its own queue's allocation (for its deserved share).
+void ChargeQueues(const Gang& gang, Resources need, QueueLimits& queues) {
+  for (const std::string& name : gang.queues) {
+    const auto it = queues.find(name);
+    if (it == queues.end() || !it->second.room) continue;
+    Resources& room = *it->second.room;
+    // Only what the capability names is limited: absent stays unlimited.
+    for (const auto& [resource, amount] : need.entries()) {
+      if (room.Has(resource)) room.Set(resource, room.Get(resource) - amount);
+    }
+  }
+  if (QueueLimit* limit = LimitOf(gang.queues, queues)) {
+    need.Erase(kPods);
+    limit->allocated += need;
+  }
 }
 
 // Whether `held` (requests) is within the queue's deserved share.
@@ -173,12 +180,7 @@ void Admit(const ClusterView& view, const std::vector<Gang>& gangs, QueueLimits 
     } else {
       continue;
     }
-    TakeRoom(gang, need, queues);
-    // Its minimum counts against its queue's share for the gangs after it.
-    if (QueueLimit* limit = LimitOf(gang.queues, queues)) {
-      limit->allocated += need;
-      limit->allocated.Erase(kPods);
-    }
+    ChargeQueues(gang, need, queues);
   }
 }
 
@@ -326,13 +328,15 @@ std::string OverShare(const Gang& gang, const Resources& need, const QueueLimits
          owed_waiting + ", below its own, waits for capacity";
 }
 
-// Counts what the gang reserves in its queue's allocation, for the gangs
-// after it.
-void TakeShare(const Gang& gang, Resources need, QueueLimits& queues) {
-  if (QueueLimit* limit = LimitOf(gang.queues, queues)) {
-    need.Erase(kPods);
-    limit->allocated += need;
+// Why the gang's queues hold it back from reserving `need`: the wait reason
+// and message, or an empty message when they do not.
+std::pair<std::string_view, std::string> QueueHold(const Gang& gang, const Resources& need,
+                                                   const QueueLimits& queues,
+                                                   const std::string& owed_waiting) {
+  if (std::string full = QueueShortfall(gang, need, queues); !full.empty()) {
+    return {kWaitQueueCapability, std::move(full)};
   }
+  return {kWaitQueueOverShare, OverShare(gang, need, queues, owed_waiting)};
 }
 
 // (c) Plans every gang with members to place (but the just expired), in
@@ -356,24 +360,17 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
       const Resources need = RequestOf(gang, plan->reserve);
-      std::string_view held_by = kWaitQueueCapability;
-      std::string why = QueueShortfall(gang, need, queues);
-      if (why.empty()) {
-        held_by = kWaitQueueOverShare;
-        why = OverShare(gang, need, queues, owed_waiting);
-      }
-      if (!why.empty()) {
+      if (auto [reason, why] = QueueHold(gang, need, queues, owed_waiting); !why.empty()) {
         const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
         if (placed < std::max(gang.spec.min_member, 1)) {
           result.waits.push_back(Wait{.key = gang.key,
-                                      .reason = held_by,
+                                      .reason = reason,
                                       .message = std::move(why),
                                       .placeable = static_cast<int32_t>(placed)});
         }
         continue;
       }
-      TakeRoom(gang, need, queues);
-      TakeShare(gang, need, queues);
+      ChargeQueues(gang, need, queues);
       Reserve(view, gang, *plan);
       if (masked) Reserve(*masked, gang, *plan);
       result.plans.push_back(std::move(*plan));

@@ -107,6 +107,13 @@ JobController::JobController(kube::Client* client, const Clock& clock, Controlle
 
 JobController::~JobController() { Stop(); }
 
+std::vector<std::string> JobController::PodKeysOf(const std::string& job_key) {
+  std::lock_guard lock(mu_);
+  const auto it = pods_by_job_.find(job_key);
+  return it == pods_by_job_.end() ? std::vector<std::string>()
+                                  : std::vector<std::string>(it->second.begin(), it->second.end());
+}
+
 // The policy events of one pod change (PodChangeRequests), queued for its
 // Job. REQUIRES: `job` is the pod's Job.
 void JobController::RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
@@ -117,14 +124,8 @@ void JobController::RaisePodEvents(const std::string& job_key, const Job& job, c
     std::string task, t;
     int index = 0;
     PodTaskAndIndex(pod, &task, &index);
-    std::vector<std::string> keys;
-    {
-      std::lock_guard lock(mu_);
-      const auto& set = pods_by_job_[job_key];
-      keys.assign(set.begin(), set.end());
-    }
     std::vector<const Pod*> out;
-    for (const std::string& key : keys) {
+    for (const std::string& key : PodKeysOf(job_key)) {
       std::shared_ptr<const Pod> p = pods_.Get(key);
       if (p != nullptr && PodTaskAndIndex(*p, &t, &index) && t == task) {
         out.push_back(p.get());
@@ -145,13 +146,7 @@ void JobController::Wire() {
     // Pods seen before their Job (the informers list independently after a
     // restart) raised nothing: what they went through while the reconciler
     // was down (a master Succeeded, a worker Failed) is raised now.
-    std::vector<std::string> keys;
-    {
-      std::lock_guard lock(mu_);
-      const auto it = pods_by_job_.find(job_key);
-      if (it != pods_by_job_.end()) keys.assign(it->second.begin(), it->second.end());
-    }
-    for (const std::string& key : keys) {
+    for (const std::string& key : PodKeysOf(job_key)) {
       if (std::shared_ptr<const Pod> pod = pods_.Get(key)) {
         RaisePodEvents(job_key, job, nullptr, pod.get());
       }

@@ -77,6 +77,8 @@ class JobController {
  private:
   struct Work;
   void Wire();
+  // The keys of the pods seen for the Job, a copy taken under mu_.
+  std::vector<std::string> PodKeysOf(const std::string& job_key);
   void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
                       const Pod* after);
   void Enqueue(const std::string& job_key, Request request);

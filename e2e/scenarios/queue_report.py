@@ -451,14 +451,14 @@ class Run:
         In event order; judged in the order the victims went."""
         items = [self.reclaim_item(r, grace) for r in self.records if r.get("kind") == "reclaim"]
         removed = collections.defaultdict(set)
-        for item, went, members in sorted(items, key=lambda i: i[1]):
-            if members is not None:
-                self.judge_floor(item, went, members, removed)
+        for item, went, bound in sorted(items, key=lambda i: i[1]):
+            if bound is not None:
+                self.judge_floor(item, went, bound, removed)
         return sorted((item for item, _, _ in items), key=lambda i: i["t"])
 
     def reclaim_item(self, r, grace):
         """(item, when the victim went, its members bound then) for one
-        Event; members None when the victim is unknown."""
+        Event; the members are None when the victim is unknown."""
         t = event_time(r)
         m = MESSAGE.match(r.get("message", ""))
         victim = self.gangs.get(r.get("victim"))

@@ -198,6 +198,8 @@ done
 driver_succeeded() { [[ $(field pod/offline-driver-0 '{.status.phase}') == Succeeded ]]; }
 k apply -f "$FIX/offline.yaml" >/dev/null
 wait_for "offline: 2 pods Running" 60 running_is offline 2
+# Stopped only once Running is written: a Job stopped before that write
+# stays Pending after its CompleteJob (a known gap, see the issue 9 note).
 wait_for "offline phase Running" 30 job_phase_is offline Running
 "$CLUSTER" reconciler stop ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 ||
   fail "stopping the reconciler failed"
