@@ -147,6 +147,26 @@ struct PlanCase {
   std::vector<Gang> others = {};  // holding capacity (bound members)
 };
 
+// One task of `replicas` pods asking `memory` each, the PodGroup Volcano's
+// Job controller writes for it: minTaskMember = replicas.
+Gang ElasticGang(int32_t min_member, int32_t replicas, std::string_view memory) {
+  GangBuilder gang = MakeGang("g").MinMember(min_member).MinTaskMember("worker", replicas);
+  for (int32_t i = 0; i < replicas; ++i) {
+    gang.Pending(TaskPod(i < 10 ? "w-0" + std::to_string(i) : "w-" + std::to_string(i), "worker")
+                     .Memory(memory));
+  }
+  return gang;
+}
+// w-00, w-01, ... filling `per_node` on each node in turn.
+std::map<std::string, std::string> ElasticReserve(const std::vector<std::string>& nodes,
+                                                  int per_node) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < nodes.size() * per_node; ++i) {
+    out[(i < 10 ? "w-0" : "w-") + std::to_string(i)] = nodes[i / per_node];
+  }
+  return out;
+}
+
 std::vector<PlanCase> PlanCases() {
   const Toleration tol_gpu{.key = "gpu", .op = "Exists"};
   return {
@@ -230,10 +250,12 @@ std::vector<PlanCase> PlanCases() {
                         {"worker-1", "g2"},
                         {"worker-2", "g3"},
                         {"worker-3", "g4"}}},
-      {.name = "minTaskMember: a task short of GPUs waits even though minMember could be met",
+      // Task minimums bind only when minMember covers their sum (Volcano:
+      // pkg/scheduler/api/job_info.go, CheckTaskValid/CheckTaskReady).
+      {.name = "minTaskMember binds when minMember covers it: the ps is no stand-in for a worker",
        .nodes = {GpuNode("g1", 8), GpuNode("g2", 8), GpuNode("g3", 8), GpuNode("g4", 8)},
        .gang = MakeGang("g")
-                   .MinMember(3)
+                   .MinMember(4)
                    .MinTaskMember("worker", 4)
                    .Pending(TaskPod("ps-0", "ps").Cpu("8"))
                    .Pending(TaskPod("worker-0", "worker").Cpu("4").Gpu(8))
@@ -241,9 +263,48 @@ std::vector<PlanCase> PlanCases() {
                    .Pending(TaskPod("worker-2", "worker").Cpu("4").Gpu(8))
                    .Pending(TaskPod("worker-3", "worker").Cpu("4").Gpu(8)),
        .want_reason = kWaitResources,
-       .want_message = "3/4 members placeable: 1 need nvidia.com/gpu=8, largest free is 4",
+       .want_message = "3/4 members placeable: 1 need nvidia.com/gpu=8, largest free is 4 once "
+                       "the other 3 are placed",
        .want_placeable = 3,
        .others = {MakeGang("other").Bound(Worker("o-0", 4), "g4")}},
+      {.name = "minTaskMember above minMember does not bind: the gang runs what fits",
+       .nodes = {GpuNode("g1", 8), GpuNode("g2", 8), GpuNode("g3", 8), GpuNode("g4", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(3)
+                   .MinTaskMember("ps", 1)
+                   .MinTaskMember("worker", 4)
+                   .Pending(TaskPod("ps-0", "ps").Cpu("8"))
+                   .Pending(TaskPod("worker-0", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-1", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-2", "worker").Cpu("4").Gpu(8))
+                   .Pending(TaskPod("worker-3", "worker").Cpu("4").Gpu(8)),
+       .want_reserve = {{"ps-0", "g1"}, {"worker-0", "g1"}, {"worker-1", "g2"}, {"worker-2", "g3"}},
+       .others = {MakeGang("other").Bound(Worker("o-0", 4), "g4")}},
+      {.name = "elastic Job larger than the cluster: minAvailable 1, 20 replicas, 9 fit",
+       .nodes = {MakeNode("m1").Cpu("16").Memory("12Gi").Pods(110),
+                 MakeNode("m2").Cpu("16").Memory("12Gi").Pods(110),
+                 MakeNode("m3").Cpu("16").Memory("12Gi").Pods(110)},
+       .gang = ElasticGang(/*min_member=*/1, /*replicas=*/20, "4Gi"),
+       .want_reserve = ElasticReserve({"m1", "m2", "m3"}, 3)},
+      {.name = "a dependsOn chain: later tasks' pods do not exist yet, minMember 1 is met",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(1)
+                   .MinTaskMember("stage1", 1)
+                   .MinTaskMember("stage2", 5)
+                   .MinTaskMember("stage3", 5)
+                   .Pending(TaskPod("stage1-0", "stage1").Cpu("1")),
+       .want_reserve = {{"stage1-0", "n1"}}},
+      {.name = "minMember at the tasks' sum: a task with missing pods waits",
+       .nodes = {GpuNode("n1", 8)},
+       .gang = MakeGang("g")
+                   .MinMember(2)
+                   .MinTaskMember("stage1", 1)
+                   .MinTaskMember("stage2", 1)
+                   .Pending(TaskPod("stage1-0", "stage1").Cpu("1"))
+                   .Pending(TaskPod("stage1-1", "stage1").Cpu("1")),
+       .want_reason = kWaitMembers,
+       .want_message = "task stage2: 0/1 members exist: waiting for 1 more pod"},
       {.name = "cpu-only member goes where no GPU is left idle",
        .nodes = {CpuNode("c1"), GpuNode("g1", 8)},
        .gang = MakeGang("g").Pending(MakePod("p").Cpu("2")),
@@ -265,13 +326,14 @@ std::vector<PlanCase> PlanCases() {
        .want_reason = kWaitNeverFits,
        .want_message =
            "2/3 members placeable on an empty cluster: 1 need nvidia.com/gpu=8, largest "
-           "allocatable is 0",
+           "allocatable is 0 once the other 2 are placed",
        .want_placeable = 2},
       {.name = "waits for capacity others hold",
        .nodes = {GpuNode("n1", 8), GpuNode("n2", 8)},
        .gang = MakeGang("g").MinMember(2).Pending(Worker("w-0", 8)).Pending(Worker("w-1", 8)),
        .want_reason = kWaitResources,
-       .want_message = "1/2 members placeable: 1 need nvidia.com/gpu=8, largest free is 2",
+       .want_message = "1/2 members placeable: 1 need nvidia.com/gpu=8, largest free is 2 once "
+                       "the other member is placed",
        .want_placeable = 1,
        .others = {MakeGang("other").Bound(Worker("o-0", 6), "n2")}},
       {.name = "cpu is the blocking resource",
@@ -356,10 +418,11 @@ std::vector<PlanCase> PlanCases() {
       {.name = "a task with fewer pods than its minTaskMember",
        .nodes = {GpuNode("n1", 8)},
        .gang = MakeGang("g")
-                   .MinMember(2)
+                   .MinMember(3)
                    .MinTaskMember("worker", 3)
                    .Pending(TaskPod("w-0", "worker"))
-                   .Pending(TaskPod("w-1", "worker")),
+                   .Pending(TaskPod("w-1", "worker"))
+                   .Pending(TaskPod("x-0", "other")),
        .want_reason = kWaitMembers,
        .want_message = "task worker: 2/3 members exist: waiting for 1 more pod"},
       {.name = "terminating pods do not count as members",

@@ -21,6 +21,7 @@
 
 #include "gang/feasibility.h"
 #include "gang/gang.h"
+#include "model/pod_group.h"
 #include "model/quantity.h"
 
 namespace muster::gang {
@@ -48,6 +49,7 @@ std::optional<Wait> MissingMembers(const Gang& gang) {
                 .placeable = placed};
   };
   if (exist < gang.spec.min_member) return wait("", exist, gang.spec.min_member);
+  if (!TaskMinimumsBind(gang.spec)) return std::nullopt;
   for (const auto& [task, min] : gang.spec.min_task_member) {
     if (by_task[task] < min) return wait("task " + task + ": ", by_task[task], min);
   }
@@ -116,6 +118,7 @@ class Greedy {
   size_t cpu_ = 0;                          // index of cpu in dims_
   size_t gpu_ = 0;                          // index of nvidia.com/gpu in dims_
   std::vector<std::vector<int64_t>> free_;  // [node][dim]
+  std::vector<std::vector<int64_t>> base_;  // free_ before this gang's pending members
   std::vector<uint32_t> free_gpus_;         // [node]: NodeView::free_gpus, as members take them
   std::vector<char> used_;                  // nodes holding a member of the gang
   mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
@@ -140,6 +143,7 @@ Greedy::Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster)
   }
   OrderSlots();
   InitFree(empty_cluster);
+  base_ = free_;
   InitNeeds();
 }
 
@@ -210,10 +214,13 @@ void Greedy::InitFree(bool empty_cluster) {
 }
 
 // Members placed for a task's minimum count towards minMember too, so only
-// what minMember needs beyond the task needs is picked on top of them.
+// what minMember needs beyond the task needs is picked on top of them. Task
+// minimums above minMember do not bind (TaskMinimumsBind).
 void Greedy::InitNeeds() {
   int32_t task_total = 0;
-  for (const auto& [task, min] : gang_.spec.min_task_member) {
+  const std::map<std::string, int32_t> none;
+  const auto& task_mins = TaskMinimumsBind(gang_.spec) ? gang_.spec.min_task_member : none;
+  for (const auto& [task, min] : task_mins) {
     const int32_t need = std::max(0, min - placed_by_task_[task]);
     task_need_[task] = need;
     task_total += need;
@@ -387,16 +394,28 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
   }
   int64_t amount = 0;
   int64_t largest = 0;
+  int64_t largest_before = 0;  // before the gang's placed members took their share
   for (const auto& [i, d] : blocked) {
     if (d != top) continue;
     amount = std::max(amount, slots_[i].request[d]);
     for (size_t n = 0; n < free_.size(); ++n) {
-      if (slots_[i].admits[n]) largest = std::max(largest, free_[n][d]);
+      if (!slots_[i].admits[n]) continue;
+      largest = std::max(largest, free_[n][d]);
+      largest_before = std::max(largest_before, base_[n][d]);
     }
   }
   const std::string& name = dims_[top];
-  return std::to_string(missing) + " need " + name + "=" + FormatResourceQuantity(name, amount) +
-         ", largest " + std::string(free_word) + " is " + FormatResourceQuantity(name, largest);
+  std::string message = std::to_string(missing) + " need " + name + "=" +
+                        FormatResourceQuantity(name, amount) + ", largest " +
+                        std::string(free_word) + " is " + FormatResourceQuantity(name, largest);
+  // A member that would fit alone is kept out by its own gang's other
+  // members: say so, or "largest allocatable is 0" reads as an empty node.
+  const int32_t others = placed_for_min_;
+  if (amount <= largest_before && others > 0) {
+    message += others == 1 ? " once the other member is placed"
+                           : " once the other " + std::to_string(others) + " are placed";
+  }
+  return message;
 }
 
 std::string Greedy::Message(std::string_view where, std::string_view free_word) const {

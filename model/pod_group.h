@@ -31,6 +31,20 @@ struct PodGroupSpec {
   friend bool operator==(const PodGroupSpec&, const PodGroupSpec&) = default;
 };
 
+// Whether the per-task minimums (minTaskMember) bind at all. Volcano checks
+// them only when the job minimum covers their sum: its scheduler's job info
+// (pkg/scheduler/api/job_info.go: CheckTaskValid, CheckTaskReady,
+// CheckTaskPipelined) skips the per-task check when MinAvailable <
+// TaskMinAvailableTotal. The Job controller still writes every task's
+// minimum (task.minAvailable, else its replicas), so an elastic Job
+// (minAvailable 1, one task of 20 replicas) or a dependsOn chain whose later
+// tasks' pods do not exist yet needs only minMember.
+inline bool TaskMinimumsBind(const PodGroupSpec& spec) {
+  int64_t total = 0;
+  for (const auto& [task, min] : spec.min_task_member) total += min;
+  return spec.min_member >= total;
+}
+
 // The scheduling gate gang members are created behind (muster's Job
 // reconciler does; users may): the extender's gang controller lifts it once
 // the whole gang is reserved (docs/gang.md).

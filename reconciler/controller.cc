@@ -219,7 +219,8 @@ void JobController::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
+  timer_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
   if (timer_.joinable()) timer_.join();
   jobs_.Stop();
@@ -249,7 +250,7 @@ void JobController::Enqueue(const std::string& job_key, Request request) {
     if (was_waiting || busy_.count(job_key)) return;
     ready_.push_back(job_key);
   }
-  cv_.notify_one();
+  work_cv_.notify_one();
 }
 
 void JobController::EnqueueAt(const std::string& job_key, Request request, Time due) {
@@ -263,7 +264,7 @@ void JobController::EnqueueAt(const std::string& job_key, Request request, Time 
 void JobController::WorkerLoop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+    work_cv_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
     if (stopping_) return;
     std::string key = std::move(ready_.front());
     ready_.pop_front();
@@ -276,7 +277,7 @@ void JobController::WorkerLoop() {
     busy_.erase(key);
     if (waiting_.count(key)) {
       ready_.push_back(key);
-      cv_.notify_one();
+      work_cv_.notify_one();
     }
   }
 }
@@ -287,7 +288,7 @@ void JobController::TimerLoop() {
   Time next_resync = clock_.Now() + kResyncPeriod;
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
+    timer_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
     if (stopping_) return;
     Time now = clock_.Now();
     std::vector<std::pair<std::string, Request>> due;

@@ -117,7 +117,12 @@ class JobController {
   kube::Informer<PodGroup> groups_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  // Workers wait on `work_cv_` for `ready_`, the timer on `timer_cv_` for
+  // stopping_ only: with one condition variable a notify_one meant for a
+  // worker could wake the timer instead and be lost, leaving a Job in
+  // `ready_` with every worker asleep until another Job's event.
+  std::condition_variable work_cv_;
+  std::condition_variable timer_cv_;
   bool stopping_ = false;
   // Requests waiting per job; `ready_` holds each waiting key once, in
   // arrival order; a key being synced is in `busy_` and not handed out again.

@@ -12,9 +12,9 @@
 # annotations; kwok plays every pod's lifecycle (Running, then
 # Succeeded/Failed after its muster.io/run-seconds). The Volcano Jobs of
 # examples/volcano/ (CTR parameter server, MPI, PyTorch, an LLM pretraining
-# gang) run through the muster reconciler (also started by cluster.sh
-# --muster): PodGroup, gated pods, plugins, completion. The demo ends when
-# every pod and every Job has finished.
+# gang, a three-stage dependsOn chain) run through the muster reconciler
+# (also started by cluster.sh --muster): PodGroup, gated pods, plugins,
+# completion. The demo ends when every pod and every Job has finished.
 #
 # Usage: tools/demo.sh [up] | down
 # Environment: MUSTER_DEMO_DIR (cluster directory, default

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Volcano compatibility (issue 19) on the real control plane, muster as the
+# scheduler, on the shared gpu-16 cluster (16 nodes x 8 GPUs):
+#  1. Per-task minimums vs the job minimum: an elastic Job larger than the
+#     cluster (20 workers x 8 GPUs, minAvailable 1; its PodGroup carries
+#     minTaskMember {worker: 20} as Volcano's controller writes it) runs the
+#     16 that fit and keeps 4 pending; when room frees, a waiting worker runs.
+#     Volcano enforces minTaskMember only when minAvailable >= their sum
+#     (pkg/scheduler/api/job_info.go).
+#  2. A 3-stage dependsOn chain with minAvailable 1 (examples/volcano/
+#     depends-on-chain.yaml, the demo's): each stage's pods are created only
+#     once the stage before runs, all three run, and the job is Completed when
+#     the last stage completes.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+FIX=$E2E_FIXTURES/compat
+EXAMPLES=$E2E_REPO/examples/volcano
+
+new_namespace
+
+job_phase() { field "vcjob/$1" '{.status.state.phase}'; }
+job_phase_is() { [[ $(job_phase "$1") == "$2" ]]; }
+# pods_of JOB [TASK]: "name phase node" of the job's (task's) pods not being
+# deleted (node "<none>" while unbound).
+pods_of() {
+  local selector="volcano.sh/job-name=$1"
+  [[ -n ${2:-} ]] && selector+=",volcano.sh/task-spec=$2"
+  k get pods -l "$selector" --no-headers -o \
+    'custom-columns=N:.metadata.name,P:.status.phase,NODE:.spec.nodeName,D:.metadata.deletionTimestamp' |
+    awk '$4 == "<none>" {print $1, $2, $3}'
+}
+count_running() { pods_of "$@" | awk '$2 == "Running"' | wc -l; }
+count_pods() { pods_of "$@" | wc -l; }
+running_is() { [[ $(count_running "$1") -eq $2 ]]; }
+task_running_is() { [[ $(count_running "$1" "$2") -eq $3 ]]; }
+pods_are() { [[ $(count_pods "$1") -eq $2 ]]; }
+
+# --- 1. elastic Job larger than the cluster ---------------------------------
+k apply -f "$FIX/elastic.yaml" >/dev/null
+wait_for "elastic: 20 pods exist" 60 pods_are elastic 20
+wait_for "elastic: 16 workers Running" 90 running_is elastic 16
+wait_for "elastic phase Running" 30 job_phase_is elastic Running
+pg=$(k get podgroups -o name | grep '/elastic-' | head -n 1)
+expect_eq "elastic PodGroup minTaskMember (as Volcano's controller writes it)" \
+  "$(field "$pg" '{.spec.minMember}/{.spec.minTaskMember.worker}')" "1/20"
+sleep 3 # the gang controller's passes keep the 4 others waiting
+expect_eq "elastic: still 16 Running, 4 unbound" \
+  "$(count_running elastic) $(pods_of elastic | awk '$3 == "<none>"' | wc -l)" "16 4"
+msg=$(field "$pg" '{.status.conditions[*].message}')
+[[ $msg != *"allocatable is 0"* ]] || fail "PodGroup message claims an empty node: $msg"
+pass "PodGroup message: ${msg:-<none>}"
+# Room frees: one running worker is deleted (OnFailure restarts are the
+# kubelet's; a deleted pod is re-created by the Job controller), so one of the
+# waiting workers or the re-created pod takes its node: 16 run again.
+victim=$(pods_of elastic | awk '$2 == "Running" {print $1; exit}')
+k delete pod "$victim" --wait=false >/dev/null
+wait_for "elastic: 16 Running again after a pod is deleted" 90 running_is elastic 16
+k delete vcjob elastic --wait=false >/dev/null
+wait_for "elastic pods gone" 90 pods_are elastic 0
+
+# --- 2. dependsOn chain, stage after stage -------------------------------------
+# A watch started before the Job sees every pod change in resourceVersion
+# order: a stage's first pod must come after the stage before it ran.
+watch_log=$(mktemp)
+k get pods -l volcano.sh/job-name=depends-on-chain --watch --output-watch-events --no-headers -o \
+  'custom-columns=E:.type,T:.object.metadata.labels.volcano\.sh/task-spec,N:.object.metadata.name,P:.object.status.phase' \
+  >"$watch_log" 2>/dev/null &
+watch_pid=$!
+sleep 1 # the watch is established before the Job exists
+k apply -f "$EXAMPLES/depends-on-chain.yaml" >/dev/null
+wait_for "chain: client Running" 90 task_running_is depends-on-chain client 1
+sleep 1
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
+# Lines: EVENT TASK POD PHASE. running[task] = pods of it last seen Running.
+order=$(awk '
+  $1 == "DELETED" { next }
+  !($3 in seen) {
+    seen[$3] = 1
+    if ($2 == "server" && running["db"] < 1) { print "violation: " $3 " created before db ran"; exit }
+    if ($2 == "client" && running["server"] < 2) { print "violation: " $3 " created before 2 servers ran"; exit }
+    print "created " $3 " (db running " running["db"] + 0 ", servers running " running["server"] + 0 ")"
+  }
+  { was = ($3 in up) ? up[$3] : 0; now = ($4 == "Running"); up[$3] = now; running[$2] += now - was }
+' "$watch_log")
+rm -f "$watch_log"
+e2e_log "chain watch: ${order//$'\n'/; }"
+[[ $order != *violation* ]] || fail "dependsOn order: $order"
+expect_eq "chain: pods created stage after stage" "$(grep -c '^created' <<<"$order")" 4
+wait_for "chain Completed when the client completes" 60 job_phase_is depends-on-chain Completed
+wait_for "chain: db and servers cleaned up" 60 running_is depends-on-chain 0
+expect_eq "client Succeeded" "$(field pod/depends-on-chain-client-0 '{.status.phase}')" Succeeded
