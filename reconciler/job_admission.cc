@@ -34,9 +34,9 @@ constexpr std::string_view kInternalEvents[] = {"OutOfSync", "CommandIssued", "P
 constexpr std::string_view kInternalActions[] = {"SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue",
                                                  "CloseQueue"};
 // Volcano job plugins muster does not implement.
-constexpr std::string_view kUnsupportedVolcanoPlugins[] = {"hcclrank", "ray"};
+constexpr std::string_view kUnsupportedVolcanoPlugins[] = {"hcclrank"};
 // Plugins whose pods find each other by hostname, so they need svc (§1.5).
-constexpr std::string_view kPluginsNeedingSvc[] = {"mpi", "pytorch", "tensorflow"};
+constexpr std::string_view kPluginsNeedingSvc[] = {"mpi", "pytorch", "tensorflow", "ray"};
 constexpr std::string_view kTopologyPolicies[] = {"none", "best-effort", "restricted",
                                                   "single-numa-node"};
 constexpr std::string_view kNetworkTopologyModes[] = {"hard", "soft"};
@@ -391,6 +391,15 @@ Status CheckPlugins(const JobSpec& spec) {
       return Invalid("spec.plugins.mpi",
                      "master task " + Quote(master) +
                          " (--master) does not exist (tasks: " + TaskNames(spec) + ")");
+    }
+  }
+  if (auto ray = spec.plugins.find("ray"); ray != spec.plugins.end()) {
+    // Volcano's ray plugin fails every pod create of a job without it.
+    const std::string head = ParseRayArgs(ray->second).head;
+    if (!HasTask(spec, head)) {
+      return Invalid(
+          "spec.plugins.ray",
+          "head task " + Quote(head) + " (--head) does not exist (tasks: " + TaskNames(spec) + ")");
     }
   }
   return Status::Ok();

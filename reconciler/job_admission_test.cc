@@ -120,6 +120,11 @@ TEST(JobAdmissionTest, WithDefaults) {
        R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "plugins":{"env":[],"svc":[],"tensorflow":[]},
            "tasks":[{"name":"ps","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
+      {"ray brings svc (Volcano's webhook: mutate_job.go)",
+       R"({"plugins":{"ray":[]},"tasks":[{"name":"head","replicas":1}]})",
+       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+           "plugins":{"ray":[],"svc":[]},
+           "tasks":[{"name":"head","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
       {"networkTopology mode defaults to hard",
        R"({"networkTopology":{"highestTierAllowed":1},"tasks":[{"name":"a","replicas":1}]})",
        R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
@@ -180,8 +185,10 @@ TEST(JobAdmissionTest, EveryKnownEventAndActionPasses) {
 
 TEST(JobAdmissionTest, EverySupportedPluginPasses) {
   for (std::string_view plugin : kSupportedPlugins) {
-    const std::string spec = R"({"plugins":{")" + std::string(plugin) +
-                             R"(":[]},"tasks":[{"name":"master","replicas":1}]})";
+    // mpi's default master task and ray's default head task both exist.
+    const std::string spec =
+        R"({"plugins":{")" + std::string(plugin) +
+        R"(":[]},"tasks":[{"name":"master","replicas":1},{"name":"head","replicas":1}]})";
     SCOPED_TRACE(spec);
     EXPECT_EQ(ValidateJob(WithDefaults(Decode(JobJson("j", spec)))), Status::Ok());
   }
@@ -419,10 +426,11 @@ TEST(JobAdmissionTest, Plugins) {
   };
   RunValidateCases({
       {"unknown plugin", "j", WithOneTask(R"("plugins":{"horovod":[]})"),
-       R"(spec.plugins: unknown plugin "horovod" (known: env, mpi, pytorch, ssh, svc, )"
+       R"(spec.plugins: unknown plugin "horovod" (known: env, mpi, pytorch, ray, ssh, svc, )"
        R"(tensorflow))"},
-      {"ray", "j", WithOneTask(R"("plugins":{"ray":[]})"),
-       R"(spec.plugins: Volcano plugin "ray" is not supported by muster (supported: env, )"},
+      {"ray without its head task", "j", WithOneTask(R"("plugins":{"ray":[]})"),
+       R"(spec.plugins.ray: head task "head" (--head) does not exist (tasks: a))"},
+      {"ray --head names a task", "j", WithOneTask(R"("plugins":{"ray":["--head=a"]})"), ""},
       {"hcclrank", "j", WithOneTask(R"("plugins":{"hcclrank":[]})"),
        R"(spec.plugins: Volcano plugin "hcclrank" is not supported by muster)"},
       {"mpi default master missing", "j", mpi("[]"),

@@ -377,6 +377,46 @@ void PyTorchOnPodCreate(PodContext& p) {
   }
 }
 
+// The container's command becomes `sh -c <script>` (Volcano replaces it;
+// args stay as the template wrote them).
+void SetShellCommand(Value& container, const std::string& script, PodAllocator& a) {
+  Value command(rapidjson::kArrayType);
+  command.PushBack(Str("sh", a), a);
+  command.PushBack(Str("-c", a), a);
+  command.PushBack(Str(script, a), a);
+  SetMember(container, "command", std::move(command), a);
+}
+
+// The head container runs `ray start --head` with its three ports open; the
+// worker containers join it at <head replica 0's host>:<port>. A job
+// without the head task is refused at admission (Volcano fails every pod
+// create instead).
+void RayOnPodCreate(PodContext& p) {
+  const RayArgs args = ParseRayArgs(*PluginArgs(p.job, kRayPlugin));
+  const std::optional<size_t> head = TaskIndex(p.job, args.head);
+  if (!head) return;
+  const bool is_head = p.task_name() == args.head;
+  const bool is_worker = p.task_name() == args.worker;
+  if (!is_head && !is_worker) return;
+  const std::string head_script =
+      "ray start --head --block --dashboard-host=0.0.0.0 --port=" + std::to_string(args.port) +
+      " --dashboard-port=" + std::to_string(args.dashboard_port) +
+      " --ray-client-server-port=" + std::to_string(args.client_port);
+  const std::string worker_script = "ray start --block --address=" + ReplicaHost(p.job, *head, 0) +
+                                    ":" + std::to_string(args.port);
+  ForEachContainer(p.spec, /*with_init=*/false, [&](Value& c) {
+    const std::string name = StringAt(c, "name");
+    if (is_head && name == args.head_container) {
+      AddPort(c, kRayGcsPortName, args.port, p.a);
+      AddPort(c, kRayDashboardPortName, args.dashboard_port, p.a);
+      AddPort(c, kRayClientPortName, args.client_port, p.a);
+      SetShellCommand(c, head_script, p.a);
+    } else if (is_worker && name == args.worker_container) {
+      SetShellCommand(c, worker_script, p.a);
+    }
+  });
+}
+
 // TF_CONFIG (Go's json.Marshal of Volcano's tfClusterSpec: cluster lists in
 // the order ps, worker, chief, evaluator, empty ones omitted).
 std::string TfConfig(const Job& job, const TensorFlowArgs& args, std::string_view task, int index) {
@@ -576,6 +616,36 @@ Status AddVolumeClaims(const Job& job, std::vector<JobObject>* out) {
   return Status::Ok();
 }
 
+std::string RayHeadServiceName(const Job& job) { return job.meta.name + "-head-svc"; }
+
+void AddRayHeadService(const Job& job, std::vector<JobObject>* out) {
+  const RayArgs args = ParseRayArgs(*PluginArgs(job, kRayPlugin));
+  rapidjson::Document doc;
+  PodAllocator& a = doc.GetAllocator();
+  Value selector = JobSelector(job, a);
+  selector.AddMember(Str(kTaskSpecKey, a), Str(args.head, a), a);
+  Value ports(rapidjson::kArrayType);
+  const std::pair<std::string_view, int32_t> named[] = {
+      {kRayGcsPortName, args.port},
+      {kRayDashboardPortName, args.dashboard_port},
+      {kRayClientPortName, args.client_port}};
+  for (const auto& [name, number] : named) {
+    Value port(rapidjson::kObjectType);
+    port.AddMember("name", Str(name, a), a);
+    port.AddMember("port", number, a);
+    port.AddMember("targetPort", Str(name, a), a);
+    port.AddMember("protocol", "TCP", a);
+    ports.PushBack(std::move(port), a);
+  }
+  Value spec(rapidjson::kObjectType);
+  spec.AddMember("selector", std::move(selector), a);
+  spec.AddMember("ports", std::move(ports), a);
+  std::vector<std::pair<std::string_view, Value>> body;
+  body.emplace_back("spec", std::move(spec));
+  out->push_back(
+      MakeObject(job, "v1", "Service", "services", RayHeadServiceName(job), std::move(body), doc));
+}
+
 // Templates must parse for the host names to be right.
 Status CheckTemplates(const Job& job) {
   for (size_t t = 0; t < job.spec.tasks.size(); ++t) {
@@ -656,6 +726,23 @@ TensorFlowArgs ParseTensorFlowArgs(const std::vector<std::string>& args) {
   return out;
 }
 
+RayArgs ParseRayArgs(const std::vector<std::string>& args) {
+  RayArgs out;
+  const Flag flags[] = {{"head", &out.head},
+                        {"headContainer", &out.head_container},
+                        {"worker", &out.worker},
+                        {"workerContainer", &out.worker_container},
+                        {"port", &out.port},
+                        {"dashboardPort", &out.dashboard_port},
+                        {"clientPort", &out.client_port}};
+  ParseFlags(args, flags);
+  const RayArgs defaults;
+  out.port = ValidPort(out.port, defaults.port);
+  out.dashboard_port = ValidPort(out.dashboard_port, defaults.dashboard_port);
+  out.client_port = ValidPort(out.client_port, defaults.client_port);
+  return out;
+}
+
 std::string JobVolumeClaimName(const Job& job, size_t k) {
   const VolumeSpec& volume = job.spec.volumes[k];
   if (!volume.volume_claim_name.empty()) return volume.volume_claim_name;
@@ -694,6 +781,7 @@ StatusOr<std::vector<JobObject>> BuildJobObjects(const Job& job, const SshKeyPai
   std::vector<JobObject> out;
   if (PluginArgs(job, kSvcPlugin) != nullptr) AddSvcObjects(job, &out);
   if (PluginArgs(job, kSshPlugin) != nullptr) MUSTER_RETURN_IF_ERROR(AddSshSecret(job, keys, &out));
+  if (PluginArgs(job, kRayPlugin) != nullptr) AddRayHeadService(job, &out);
   MUSTER_RETURN_IF_ERROR(AddVolumeClaims(job, &out));
   return out;
 }
@@ -708,6 +796,7 @@ void ApplyPlugins(const Job& job, size_t task, int index, rapidjson::Document* p
   if (PluginArgs(job, kMpiPlugin) != nullptr) MpiOnPodCreate(p);
   if (PluginArgs(job, kPyTorchPlugin) != nullptr) PyTorchOnPodCreate(p);
   if (PluginArgs(job, kTensorFlowPlugin) != nullptr) TensorFlowOnPodCreate(p);
+  if (PluginArgs(job, kRayPlugin) != nullptr) RayOnPodCreate(p);
 }
 
 namespace pod_json {

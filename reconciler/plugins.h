@@ -7,7 +7,7 @@
 // Where muster departs from Volcano (each one where Volcano would crash, build
 // an invalid object, or behave by chance):
 //   - plugins run in one fixed order (env, svc, ssh, mpi, pytorch,
-//     tensorflow) instead of Go's random map order;
+//     tensorflow, ray) instead of Go's random map order;
 //   - an env var, a volume name, a mount path or a container port (same
 //     number or same name) the pod already has is left as the template wrote
 //     it instead of being added a second time (the API would reject the pod);
@@ -47,6 +47,7 @@ inline constexpr std::string_view kSshPlugin = "ssh";
 inline constexpr std::string_view kMpiPlugin = "mpi";
 inline constexpr std::string_view kPyTorchPlugin = "pytorch";
 inline constexpr std::string_view kTensorFlowPlugin = "tensorflow";
+inline constexpr std::string_view kRayPlugin = "ray";
 
 // Env vars and ports the plugins inject.
 inline constexpr std::string_view kVkTaskIndexEnv = "VK_TASK_INDEX";
@@ -60,6 +61,10 @@ inline constexpr std::string_view kTfConfigEnv = "TF_CONFIG";
 inline constexpr std::string_view kMpiPortName = "mpijob-port";
 inline constexpr std::string_view kPyTorchPortName = "pytorchjob-port";
 inline constexpr std::string_view kWaitForMasterContainer = "wait-for-master";
+// ray: the head container's port names (and the head Service's).
+inline constexpr std::string_view kRayGcsPortName = "gcs";
+inline constexpr std::string_view kRayDashboardPortName = "dashboard";
+inline constexpr std::string_view kRayClientPortName = "client-server";
 
 // ssh: where the keys go and the Secret's keys.
 inline constexpr std::string_view kSshDefaultKeyPath = "/root/.ssh";
@@ -115,11 +120,26 @@ struct TensorFlowArgs {
   friend bool operator==(const TensorFlowArgs&, const TensorFlowArgs&) = default;
 };
 
+// ray (Volcano >= 1.11, pkg/controllers/job/plugins/distributed-framework/
+// ray/ray.go): which task and container are the head and the workers, and
+// the head's GCS, dashboard and client-server ports.
+struct RayArgs {
+  std::string head = "head";
+  std::string head_container = "head";  // --headContainer
+  std::string worker = "worker";
+  std::string worker_container = "worker";  // --workerContainer
+  int32_t port = 6379;                      // --port (GCS)
+  int32_t dashboard_port = 8265;            // --dashboardPort
+  int32_t client_port = 10001;              // --clientPort
+  friend bool operator==(const RayArgs&, const RayArgs&) = default;
+};
+
 SvcArgs ParseSvcArgs(const std::vector<std::string>& args);
 SshArgs ParseSshArgs(const std::vector<std::string>& args);
 MpiArgs ParseMpiArgs(const std::vector<std::string>& args);
 PyTorchArgs ParsePyTorchArgs(const std::vector<std::string>& args);
 TensorFlowArgs ParseTensorFlowArgs(const std::vector<std::string>& args);
+RayArgs ParseRayArgs(const std::vector<std::string>& args);
 
 // An object a job owns besides its pods and PodGroup.
 struct JobObject {
@@ -138,6 +158,9 @@ struct JobObject {
 //        <job>, NetworkPolicy <job> unless --disable-network-policy;
 //   ssh: Secret <job>-ssh (id_rsa, id_rsa.pub, authorized_keys, config), with
 //        the keys of the args when both are given, else `keys`;
+//   ray: Service <job>-head-svc selecting the head task's pods (labels
+//        volcano.sh/job-name, job-namespace, task-spec=<head>) on TCP ports
+//        gcs, dashboard and client-server (targetPort by name);
 //   one PVC per spec.volumes[k] with a volumeClaim, named volumeClaimName or
 //        <job>-pvc-<k> (JobVolumeClaimName).
 // InvalidArgument naming the field when a task template is not valid JSON;

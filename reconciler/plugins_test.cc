@@ -128,6 +128,23 @@ TEST(PluginsArgsTest, TensorFlow) {
   }
 }
 
+TEST(PluginsArgsTest, Ray) {
+  struct Case {
+    Args args;
+    RayArgs want;
+  };
+  const std::vector<Case> cases = {
+      {{}, {"head", "head", "worker", "worker", 6379, 8265, 10001}},
+      {{"--head=h", "--headContainer=ray-head", "--worker=w", "--workerContainer=ray-worker",
+        "--port=6380", "--dashboardPort=8266", "--clientPort=10002"},
+       {"h", "ray-head", "w", "ray-worker", 6380, 8266, 10002}},
+      {{"--port=0", "--clientPort=70000"}, {"head", "head", "worker", "worker", 6379, 8265, 10001}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ParseRayArgs(c.args), c.want) << testing::PrintToString(c.args);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Helpers: jobs from a compact description, pods parsed back.
 

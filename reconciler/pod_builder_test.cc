@@ -122,6 +122,24 @@ constexpr std::string_view kTensorFlowJob = R"({
        "template": {"spec": {"containers": [{"name": "tf", "image": "tf:2"}]}}}]}
 })";
 
+// Volcano's ray plugin: the head container gets its ports and `ray start
+// --head`, the worker container joins it; a sidecar container is untouched.
+constexpr std::string_view kRayJob = R"({
+  "metadata": {"name": "ray-job", "namespace": "default", "uid": "u-8"},
+  "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": 3, "maxRetry": 3,
+    "plugins": {"ray": ["--dashboardPort=8266"], "svc": []},
+    "tasks": [
+      {"name": "head", "replicas": 1, "minAvailable": 1, "maxRetry": 3,
+       "template": {"spec": {"restartPolicy": "OnFailure",
+         "containers": [{"name": "head", "image": "rayproject/ray:2.40.0",
+                         "ports": [{"name": "gcs", "containerPort": 6379}]},
+                        {"name": "log-shipper", "image": "fluent-bit:3"}]}}},
+      {"name": "worker", "replicas": 2, "minAvailable": 2, "maxRetry": 3,
+       "template": {"spec": {"restartPolicy": "OnFailure",
+         "containers": [{"name": "worker", "image": "rayproject/ray:2.40.0",
+                         "command": ["python", "-c", "pass"]}]}}}]}
+})";
+
 // spec.volumes: a named claim and a claim template; a template's own mount
 // path is left alone.
 constexpr std::string_view kVolumesJob = R"({
@@ -206,6 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
                     GoldenCase{"pytorch_master", kPyTorchJob, 0, 0},
                     GoldenCase{"pytorch_worker", kPyTorchJob, 1, 1},
                     GoldenCase{"tensorflow_worker", kTensorFlowJob, 1, 1},
+                    GoldenCase{"ray_head", kRayJob, 0, 0}, GoldenCase{"ray_worker", kRayJob, 1, 1},
                     GoldenCase{"volumes", kVolumesJob, 0, 0}),
     [](const testing::TestParamInfo<GoldenCase>& info) { return info.param.golden; });
 
@@ -221,6 +240,16 @@ TEST(PodBuilderGoldenObjectsTest, MpiJobObjects) {
            R"(","name":")" + o.name + R"(","body":)" + o.json + "}";
   }
   ExpectGolden("objects_mpi", all + "]");
+}
+
+// svc's objects, then the ray head Service <job>-head-svc.
+TEST(PodBuilderGoldenObjectsTest, RayJobObjects) {
+  StatusOr<std::vector<JobObject>> objects = BuildJobObjects(Decode(kRayJob), {});
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  ASSERT_EQ(objects->size(), 4u);
+  EXPECT_EQ((*objects)[3].resource, "services");
+  EXPECT_EQ((*objects)[3].name, "ray-job-head-svc");
+  ExpectGolden("objects_ray_head_svc", (*objects)[3].json);
 }
 
 TEST(PodBuilderGoldenObjectsTest, VolumeClaims) {

@@ -141,7 +141,7 @@ pass "flaky deleted $(((${EPOCHREALTIME//[.,]/} - failed_at) / 1000)) ms after F
 # --- 6. invalid Jobs -------------------------------------------------------------
 k apply -f "$FIX/invalid.yaml" >/dev/null
 declare -A want=([dep-cycle]='spec.tasks[0].dependsOn' [mpi-no-master]='spec.plugins.mpi'
-  [ray-plugin]='spec.plugins' [restart-partition]='spec.policies[0].action')
+  [ray-plugin]='spec.plugins.ray: head task' [restart-partition]='spec.policies[0].action')
 for job in dep-cycle mpi-no-master ray-plugin restart-partition; do
   wait_for "$job Failed" 30 job_phase_is "$job" Failed
   expect_eq "$job reason" "$(field "vcjob/$job" '{.status.state.reason}')" InvalidSpec

@@ -11,6 +11,9 @@
 #     depends-on-chain.yaml, the demo's): each stage's pods are created only
 #     once the stage before runs, all three run, and the job is Completed when
 #     the last stage completes.
+#  3. The ray plugin: head and workers run together; the head's ports and
+#     command, the workers' address, Service <job>-head-svc (Volcano's
+#     pkg/controllers/job/plugins/distributed-framework/ray/ray.go).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=lib.sh
@@ -56,8 +59,15 @@ pass "PodGroup message: ${msg:-<none>}"
 # kubelet's; a deleted pod is re-created by the Job controller), so one of the
 # waiting workers or the re-created pod takes its node: 16 run again.
 victim=$(pods_of elastic | awk '$2 == "Running" {print $1; exit}')
+victim_uid=$(field "pod/$victim" '{.metadata.uid}')
 k delete pod "$victim" --wait=false >/dev/null
+replaced() { [[ $(field "pod/$victim" '{.metadata.uid}' 2>/dev/null) != "$victim_uid" ]]; }
+wait_for "$victim gone" 30 replaced
 wait_for "elastic: 16 Running again after a pod is deleted" 90 running_is elastic 16
+expect_eq "elastic: after $victim was deleted, Running and unbound" \
+  "$(count_running elastic) $(pods_of elastic | awk '$3 == "<none>"' | wc -l)" "16 4"
+# Its pods go with the garbage collector, which may take up to its 30 s
+# resource resync on a cluster whose CRDs are seconds old.
 k delete vcjob elastic --wait=false >/dev/null
 wait_for "elastic pods gone" 90 pods_are elastic 0
 
@@ -93,3 +103,18 @@ expect_eq "chain: pods created stage after stage" "$(grep -c '^created' <<<"$ord
 wait_for "chain Completed when the client completes" 60 job_phase_is depends-on-chain Completed
 wait_for "chain: db and servers cleaned up" 60 running_is depends-on-chain 0
 expect_eq "client Succeeded" "$(field pod/depends-on-chain-client-0 '{.status.phase}')" Succeeded
+
+# --- 3. ray plugin -------------------------------------------------------------
+k apply -f "$FIX/ray.yaml" >/dev/null
+wait_for "ray-cluster: head and 2 workers Running" 60 running_is ray-cluster 3
+expect_eq "head-svc selector and ports" \
+  "$(field service/ray-cluster-head-svc '{.spec.selector.volcano\.sh/task-spec} {range .spec.ports[*]}{.name}:{.port}>{.targetPort},{end}')" \
+  "head gcs:6379>gcs,dashboard:8265>dashboard,client-server:10001>client-server,"
+expect_eq "headless Service of svc" "$(field service/ray-cluster '{.spec.clusterIP}')" None
+expect_eq "head command" "$(field pod/ray-cluster-head-0 '{.spec.containers[0].command[2]}')" \
+  "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 --ray-client-server-port=10001"
+expect_eq "head ports" "$(field pod/ray-cluster-head-0 '{range .spec.containers[0].ports[*]}{.name}:{.containerPort},{end}')" \
+  "gcs:6379,dashboard:8265,client-server:10001,"
+expect_eq "worker command" "$(field pod/ray-cluster-worker-1 '{.spec.containers[0].command[2]}')" \
+  "ray start --block --address=ray-cluster-head-0.ray-cluster:6379"
+wait_for "ray-cluster phase Running" 30 job_phase_is ray-cluster Running
