@@ -32,18 +32,6 @@ constexpr int kConflictRetries = 3;
 // few times, not once per pod (phase, version and retry changes go at once).
 constexpr Duration kStatusCoalesce = std::chrono::seconds(2);
 
-// `after` differs from `before` in the pod counters only.
-bool CountersOnly(const JobStatus& before, JobStatus after) {
-  after.pending = before.pending;
-  after.running = before.running;
-  after.succeeded = before.succeeded;
-  after.failed = before.failed;
-  after.terminating = before.terminating;
-  after.unknown = before.unknown;
-  after.task_status_count = before.task_status_count;
-  return after == before;
-}
-
 std::string JobKeyOfPod(const Pod& pod) {
   auto it = pod.meta.labels.find(std::string(kJobNameKey));
   return it == pod.meta.labels.end() ? "" : ObjectKey(pod.meta.namespace_, it->second);
@@ -495,18 +483,13 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
   // Before the status that records them (controlledResources): a crash in
   // between must leave them to be created again, not marked done.
   if (plan.ensure_job_objects) MUSTER_RETURN_IF_ERROR(EnsureJobObjects(job));
-  if (plan.status != job.status) {
-    Time due;
-    // Counter changes, and a new Job's first status when no plugin objects
-    // were just recorded, wait for the coalescing window.
-    // A new Job's first status and counters-only changes wait for the
-    // coalescing window (phase changes of a started Job go at once).
-    bool first = job.status.state.phase.empty() && !plan.ensure_job_objects;
-    if ((first || CountersOnly(job.status, plan.status)) && !StatusWriteDue(job, &due)) {
-      EnqueueAt(job.meta.Key(), Request{}, due);  // coalesced with later changes
-    } else {
-      MUSTER_RETURN_IF_ERROR(WriteStatus(job, plan.status));
-    }
+  // What may wait waits for the coalescing window (StatusWriteOf says what).
+  const StatusWrite write = StatusWriteOf(job, plan);
+  Time due;
+  if (write == StatusWrite::kMayWait && !StatusWriteDue(job, &due)) {
+    EnqueueAt(job.meta.Key(), Request{}, due);  // coalesced with later changes
+  } else if (write != StatusWrite::kNone) {
+    MUSTER_RETURN_IF_ERROR(WriteStatus(job, plan.status));
   }
   KillPods(job, kills);
   MUSTER_RETURN_IF_ERROR(ApplyPodGroup(job, plan));

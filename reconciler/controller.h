@@ -15,9 +15,10 @@
 //     status write: a marked pod raises no event again, and a sync deletes
 //     marked pods and live pods of an older job version;
 //   - a status change of the pod counters alone, and a new Job's first
-//     status, wait up to a second (controller.cc kStatusCoalesce) to be
+//     status, wait up to 2 s (controller.cc kStatusCoalesce) to be
 //     written together with what follows; phase, version and retry changes
-//     of a started Job are written at once;
+//     of a started Job, and whatever an action did, are written at once
+//     (lifecycle.h StatusWriteOf);
 //   - the job's state lives in the Job's status only; the controller keeps
 //     just short-lived "expectations" (creates and deletes not yet seen by
 //     the informers) so a sync racing its own writes does not repeat them.

@@ -427,6 +427,18 @@ void ScheduleTtl(Run& run) {
   }
 }
 
+// `after` differs from `before` in the pod counters only.
+bool CountersOnly(const JobStatus& before, JobStatus after) {
+  after.pending = before.pending;
+  after.running = before.running;
+  after.succeeded = before.succeeded;
+  after.failed = before.failed;
+  after.terminating = before.terminating;
+  after.unknown = before.unknown;
+  after.task_status_count = before.task_status_count;
+  return after == before;
+}
+
 }  // namespace
 
 bool IsFinished(std::string_view phase) {
@@ -485,6 +497,26 @@ Plan Reconcile(const JobSnapshot& snapshot, const Request& request, Time now) {
   }
   ScheduleTtl(run);
   return std::move(run.plan);
+}
+
+StatusWrite StatusWriteOf(const Job& job, const Plan& plan) {
+  if (plan.status == job.status) return StatusWrite::kNone;
+  // An action's status goes at once (issue 19). The controller carries out
+  // the action's kills, PodGroup delete and Event at once, and its phase
+  // (Completing, Aborting, Terminating, Restarting), version bump and retry
+  // count are recorded nowhere but in this status; the event that raised it
+  // (TaskCompleted, PodFailed, ...) is not raised again. Held back, the next
+  // plain sync planned from the unwritten status - a new Job's phase "" is
+  // Pending - saw a Pending job with its pods gone, re-created the PodGroup
+  // and left the Job Pending: the CompleteJob of a driver that succeeded
+  // while the reconciler was down, before it wrote Running, was lost.
+  if (plan.action != kSync) return StatusWrite::kNow;
+  // A plain sync's phase of a new Job (Pending or Running: SettlePhase from
+  // Pending) and pod counters are derived from the pods again. A new Job's
+  // first status that records plugin objects (controlledResources) goes at
+  // once, so they are not made again.
+  bool first = job.status.state.phase.empty() && !plan.ensure_job_objects;
+  return first || CountersOnly(job.status, plan.status) ? StatusWrite::kMayWait : StatusWrite::kNow;
 }
 
 PodGroup DesiredPodGroup(const Job& job) {

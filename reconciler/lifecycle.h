@@ -146,6 +146,19 @@ ResolvedAction ResolveAction(const Job& job, const Request& request);
 // REQUIRES: snapshot.job non-null, defaulted and valid.
 Plan Reconcile(const JobSnapshot& snapshot, const Request& request, Time now);
 
+// How the controller writes `plan.status` over `job.status` (it coalesces
+// status writes, controller.h). A status held back is not kept anywhere:
+// the next sync plans afresh from the Job's written status and the pods, so
+// only a status that sync derives again may wait: the pod counters, and a
+// new Job's first Pending or Running. A plan that ran an action is written
+// now (its phase and version are recorded nowhere else).
+enum class StatusWrite {
+  kNone,     // equal: nothing to write
+  kNow,      // write it now
+  kMayWait,  // may be held back and written together with what follows
+};
+StatusWrite StatusWriteOf(const Job& job, const Plan& plan);
+
 // The PodGroup a job asks for (§2.3): name <job>-<uid>, minMember,
 // minTaskMember, queue, priorityClassName, minResources, networkTopology,
 // owner reference, the job's labels and annotations.

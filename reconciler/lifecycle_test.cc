@@ -36,6 +36,10 @@ static void PrintTo(const PodSlot& s, std::ostream* os) {
 static void PrintTo(const JobEventRecord& e, std::ostream* os) {
   *os << "{" << e.type << " " << e.reason << ": " << e.message << "}";
 }
+static void PrintTo(StatusWrite w, std::ostream* os) {
+  constexpr const char* kNames[] = {"kNone", "kNow", "kMayWait"};
+  *os << kNames[static_cast<int>(w)];
+}
 static void PrintTo(Plan::PodGroupOp op, std::ostream* os) {
   constexpr const char* kNames[] = {"kNone", "kCreate", "kUpdate", "kDelete"};
   *os << kNames[static_cast<int>(op)];
@@ -1568,6 +1572,155 @@ TEST_F(LifecycleCtrTest, MaxRetryExhaustedFails) {
   EXPECT_EQ(plan.status.state.phase, kFailed);
   EXPECT_THAT(plan.create_pods, IsEmpty());
   EXPECT_THAT(plan.kill_pods, IsEmpty());
+}
+
+// ===========================================================================
+// Status writes the controller may hold back (StatusWriteOf), and what a
+// held-back status costs across a restart of the reconciler.
+
+TEST(LifecycleStatusWriteTest, Table) {
+  const Job running = At(TwoTaskJob(), kRunning);
+  const Job unwritten = TwoTaskJob();  // a new Job: no status written yet
+  struct Case {
+    std::string name;
+    const Job* job;
+    std::function<void(Plan&)> change;  // from a plan equal to the Job's status
+    StatusWrite want;
+  };
+  const std::vector<Case> cases = {
+      {"nothing changed", &running, [](Plan&) {}, StatusWrite::kNone},
+      {"counters only", &running, [](Plan& p) { ++p.status.running; }, StatusWrite::kMayWait},
+      {"phase of a started job", &running,
+       [](Plan& p) { p.status.state.phase = std::string(kCompleted); }, StatusWrite::kNow},
+      {"a new job's first Pending", &unwritten,
+       [](Plan& p) { p.status.state.phase = std::string(kPending); }, StatusWrite::kMayWait},
+      {"a new job's first Running", &unwritten,
+       [](Plan& p) { p.status.state.phase = std::string(kRunning); }, StatusWrite::kMayWait},
+      {"a new job's first status records plugin objects", &unwritten,
+       [](Plan& p) {
+         p.status.state.phase = std::string(kPending);
+         p.status.controlled_resources["plugin-svc"] = "svc";
+         p.ensure_job_objects = true;
+       },
+       StatusWrite::kNow},
+      // The action's kills and Event happen at once; its phase and version
+      // are recorded in the status only (issue 19).
+      {"an action on a new job", &unwritten,
+       [](Plan& p) {
+         p.action = std::string(kCompleteJob);
+         p.status.state.phase = std::string(kCompleting);
+         p.status.version = 1;
+       },
+       StatusWrite::kNow},
+      {"an action changing the counters only", &running,
+       [](Plan& p) {
+         p.action = std::string(kRestartPod);
+         ++p.status.terminating;
+       },
+       StatusWrite::kNow},
+  };
+  for (const Case& c : cases) {
+    Plan plan{.action = std::string(kSync), .status = c.job->status};
+    c.change(plan);
+    EXPECT_EQ(StatusWriteOf(*c.job, plan), c.want) << c.name;
+  }
+}
+
+// Issue 19: the reconciler restarts after the Job's pods ran, before it wrote
+// the Job's phase Running, and the driver task succeeded meanwhile. The
+// Job's first sight raises TaskCompleted (controller.cc on_job_added) and
+// its CompleteJob must take the Job from Pending to Completing, then
+// Completed once the other pods are gone, as in Volcano
+// (pkg/controllers/job/state/pending.go: CompleteJobAction -> Completing;
+// state/completing.go: Completed when no pod is alive).
+TEST(LifecycleRestartTest, TaskCompletedWhileDownCompletesAPendingJob) {
+  struct Case {
+    std::string name;
+    std::string written_phase;  // status.state.phase at the restart
+    bool plain_sync_first;      // a worker took the Job's own sync alone
+  };
+  const std::vector<Case> cases = {
+      // The first status (Pending, then Running) was still held back: these
+      // two failed before the fix.
+      {"nothing written", "", false},
+      {"nothing written, plain sync first", "", true},
+      // Pending (or Running) written: these worked already.
+      {"Pending written", "Pending", false},
+      {"Pending written, plain sync first", "Pending", true},
+      {"Running written", "Running", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string driver_policy =
+        R"("policies":[{"event":"TaskCompleted","action":"CompleteJob"}],)";
+    Job job = JobOf(R"("minAvailable":2,)",
+                    {TaskJson("driver", 1, "1", driver_policy), TaskJson("helper", 1, "1")});
+    if (!c.written_phase.empty()) job = At(job, c.written_phase);
+    JobWorld w = World(job, "SR", kPodGroupRunning);  // driver Succeeded, helper Running
+    Time now = kNow;
+
+    // JobController::Sync: a pass per request that runs a policy, then one
+    // plain sync. A status StatusWriteOf lets wait is not written until the
+    // coalescing window has passed (right after a restart it has not: no
+    // write yet, the first one held back waits kStatusCoalesce).
+    std::vector<Plan> plans;
+    auto sync = [&](std::vector<Request> requests, bool window_passed) {
+      std::erase_if(requests, [&](const Request& r) {
+        return ResolveAction(w.job, r).action == kSync && !r.timeout_elapsed;
+      });
+      requests.push_back(Request{});
+      for (const Request& r : requests) {
+        now = now + seconds(1);
+        Plan plan = w.Reconcile(r, now);
+        const JobStatus written = w.job.status;
+        const bool held = StatusWriteOf(w.job, plan) == StatusWrite::kMayWait && !window_passed;
+        w.Apply(plan, now);
+        if (held) w.job.status = written;
+        plans.push_back(std::move(plan));
+      }
+    };
+
+    // First sight: the pods were listed before the Job; each raises what it
+    // went through (PodChangeRequests from nothing).
+    std::vector<Request> seen;
+    for (const Pod& pod : w.pods) {
+      std::string task, t;
+      int index = 0;
+      PodTaskAndIndex(pod, &task, &index);
+      std::vector<const Pod*> task_pods;
+      for (const Pod& p : w.pods) {
+        if (PodTaskAndIndex(p, &t, &index) && t == task) task_pods.push_back(&p);
+      }
+      for (Request& r : PodChangeRequests(w.job, nullptr, &pod, [&] { return task_pods; })) {
+        seen.push_back(std::move(r));
+      }
+    }
+    ASSERT_EQ(seen.front().event, kTaskCompleted);
+    if (c.plain_sync_first) sync({}, /*window_passed=*/false);
+    sync(seen, /*window_passed=*/false);
+
+    auto completing = std::find_if(plans.begin(), plans.end(),
+                                   [](const Plan& p) { return p.action == kCompleteJob; });
+    ASSERT_NE(completing, plans.end());
+    EXPECT_EQ(completing->status.state.phase, kCompleting);
+    EXPECT_EQ(completing->kill_pods, Names({"j-helper-0"}));
+    EXPECT_EQ(completing->pod_group_op, PgOp::kDelete);
+    // Written at once, and the plain sync after it neither undoes it nor
+    // brings the PodGroup back.
+    EXPECT_EQ(w.job.status.state.phase, kCompleting);
+    EXPECT_EQ(w.job.status.version, 1);
+    EXPECT_FALSE(w.group.has_value());
+
+    // The window passes while the helper is still being deleted.
+    sync({}, /*window_passed=*/true);
+    EXPECT_EQ(w.job.status.state.phase, kCompleting);
+    w.FinishDeletions();
+    sync({}, /*window_passed=*/true);
+    EXPECT_EQ(w.job.status.state.phase, kCompleted);
+    EXPECT_EQ(w.job.status.succeeded, 1);
+    EXPECT_THAT(plans.back().create_pods, IsEmpty());
+    EXPECT_FALSE(w.group.has_value());
+  }
 }
 
 }  // namespace

@@ -53,7 +53,23 @@ k create -f "$E2E_TMP/burst.json" >/dev/null || fail "cannot create 200 pods"
 e2e_log "200 pods created (408 GPUs asked of $gpus)"
 # Every 1-GPU pod can use any free GPU and half the pods ask for one, so the
 # cluster must end full.
-wait_for "all $gpus GPUs handed out" 240 gpus_used_is "$gpus"
+# If the burst stalls, say where: what the extender holds, its bind outcomes,
+# and the last lines of its and the volcano scheduler's logs.
+stalled() {
+  e2e_log "stalled burst: extender /debug/state summary and logs follow"
+  curl -fsS --max-time 5 "$EXT_URL/debug/state" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print({k: (len(v) if isinstance(v, (list, dict)) else v) for k, v in s.items()})' || true
+  curl -fsS --max-time 5 "$EXT_URL/metrics" | grep -E '^muster_extender_(bind_failures|requests)_total' || true
+  local logs=${MUSTER_E2E_DIR:-}/logs
+  [[ -d $logs ]] && tail -n 30 "$logs/extender.log" "$logs/volcano-scheduler.log" 2>&1 | cut -c1-300
+  return 0
+}
+if ! (wait_for "all $gpus GPUs handed out" 240 gpus_used_is "$gpus"); then
+  stalled
+  fail "the burst stalled below $gpus GPUs"
+fi
 t1=${EPOCHREALTIME//[.,]/}
 summary=$(check_placements) || fail "placement invariants broken: $summary"
 pass "placements after the burst: $summary"
