@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "gang/conformance.h"
 #include "kube/client/mutex.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -44,7 +45,8 @@ PodRecord RecordOf(const Pod& pod) {
                    .terminal = pod.IsTerminal(),
                    .terminating = pod.meta.deletion_timestamp.has_value(),
                    .group = GroupKeyOf(pod),
-                   .gpus = GpusOf(pod)};
+                   .gpus = GpusOf(pod),
+                   .evictable = gang::Evictable(pod)};
 }
 
 // True when the two records hold the same resources on the same node.

@@ -266,6 +266,9 @@ struct PodRecord {
   bool terminating = false;  // deletionTimestamp set: still holds its resources
   std::string group;         // "namespace/podgroup" of a gang member, "" otherwise
   GpuMask gpus = 0;          // its muster.io/gpu-ids (0: none, or unreadable)
+  // gang::Evictable(pod) (conformance): false for kube-system and
+  // system-critical pods, which /preempt never agrees to evict.
+  bool evictable = true;
 
   // True when the pod's request counts on node_name.
   bool Counts() const { return !node_name.empty() && !terminal; }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "extender/topology_step.h"
+#include "gang/conformance.h"
 #include "kube/client/client.h"
 #include "kube/client/parallel.h"
 #include "kube/codec/core_codec.h"
@@ -85,7 +86,10 @@ gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
 }
 
 std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
-  gang::VictimCandidate v{.key = g.key, .priority = g.priority, .created = g.created};
+  // Conformance: a gang with a kube-system or system-critical member is
+  // offered, but marked, so the pass can say why it was spared.
+  gang::VictimCandidate v{
+      .key = g.key, .priority = g.priority, .created = g.created, .evictable = gang::Evictable(g)};
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
     Resources held = WithPodSlot(m.pod->EffectiveRequest());

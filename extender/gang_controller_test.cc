@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -483,6 +484,131 @@ TEST(GangControllerTest, NetworkTiersPackAGangIntoOneRack) {
     } else {
       EXPECT_NE(r0, r1) << "best fit alone splits it (what the tiers fix)";
     }
+  }
+}
+
+// Conformance (issue 19): one member of each kind in the gang preemption (and
+// reclaim) would take first. A kube-system or system-critical member keeps
+// the whole gang running, and the next candidate is evicted instead. (The
+// API server would also give a system-critical pod its class's priority;
+// here the class alone decides.)
+struct ConformanceKind {
+  std::string name;
+  std::string namespace_;
+  std::string priority_class;
+  bool evictable;
+};
+const std::vector<ConformanceKind> kConformanceKinds = {
+    {"a kube-system pod", "kube-system", "", false},
+    {"a system-cluster-critical pod", "ml", "system-cluster-critical", false},
+    {"a system-node-critical pod", "ml", "system-node-critical", false},
+    {"a normal pod", "ml", "", true},
+};
+
+// PodGroup <ns>/<group> of whole-node members bound to `nodes`, the first of
+// them of `first`'s class, in `queue`.
+void AddRunningGang(TestCluster& cluster, const std::string& ns, std::string_view group,
+                    int priority, const std::string& queue, const std::vector<std::string>& nodes,
+                    const std::string& first_class = "") {
+  cluster.Add(MakePodGroup(std::string(group))
+                  .Namespace(ns)
+                  .MinMember(static_cast<int32_t>(nodes.size()))
+                  .Queue(queue));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string name = MemberName(group, static_cast<int>(i));
+    cluster.Add(MakePod(name)
+                    .Namespace(ns)
+                    .Uid("uid-" + name)
+                    .Group(group)
+                    .Priority(priority)
+                    .PriorityClass(i == 0 ? first_class : "")
+                    .Cpu("1")
+                    .Gpu(8)
+                    .NodeName(nodes[i])
+                    .Phase("Running"));
+  }
+}
+
+// PodGroup ml/<group> of one gated 8-GPU pod (an ungated single is left to
+// kube-scheduler, gated it is the gang controller's to place).
+void AddGatedSingle(TestCluster& cluster, std::string_view group, int priority,
+                    const std::string& queue = "") {
+  cluster.Add(MakePodGroup(std::string(group)).Namespace("ml").MinMember(1).Queue(queue));
+  const std::string name = MemberName(group, 0);
+  Pod pod = MakePod(name).Namespace("ml").Uid("uid-" + name).Group(group).Priority(priority).Gpu(8);
+  pod.spec.scheduling_gates.emplace_back(kGangGate);
+  cluster.Add(pod);
+}
+
+// The keys of the gangs a pass over the controller's inputs would evict
+// (the queue step, then gang::RunPass, as GangController::RunPass does, but
+// without the reclaim hysteresis), and whether the controller offered `key`
+// as evictable.
+struct Chosen {
+  std::vector<std::string> victims;
+  std::optional<bool> evictable;
+};
+Chosen ChooseVictims(TestCluster& cluster, const std::string& key) {
+  Chosen out;
+  cluster.With([&](ClusterState& state) {
+    GangInputs in = BuildGangInputs(state, {}, {}, {}, cluster.clock.Now());
+    for (const gang::VictimCandidate& v : in.victims) {
+      if (v.key == key) out.evictable = v.evictable;
+    }
+    QueueStep queues = RunQueueStep(in.queues, in.free, in.gangs, in.victims);
+    const gang::PassResult r =
+        gang::RunPass(in.view, in.gangs, in.victims, cluster.clock.Now(), {}, queues.limits);
+    if (r.preemption) out.victims = r.preemption->victims;
+  });
+  return out;
+}
+
+TEST(GangControllerTest, PreemptionNeverEvictsAGangWithAKubeSystemOrCriticalMember) {
+  for (const ConformanceKind& k : kConformanceKinds) {
+    SCOPED_TRACE(k.name);
+    TestCluster cluster;
+    AddNodes(cluster, 3);
+    // "cheap" (8 GPUs) goes before "next" (16): the fewest GPUs first.
+    AddRunningGang(cluster, k.namespace_, "cheap", 1, "", {"gpu-0"}, k.priority_class);
+    AddRunningGang(cluster, "ml", "next", 1, "", {"gpu-1", "gpu-2"});
+    AddGatedSingle(cluster, "hi", 5);
+    const std::string cheap = k.namespace_ + "/cheap";
+    const Chosen chosen = ChooseVictims(cluster, cheap);
+    EXPECT_EQ(chosen.evictable, k.evictable);
+    EXPECT_EQ(chosen.victims, std::vector<std::string>{k.evictable ? cheap : "ml/next"});
+    // The controller itself evicts the same. Without an API client nothing
+    // is written, but the next pass no longer counts the evicted pods in
+    // the queue: 8 of cheap's GPUs leave, or 16 of next's.
+    ExtenderMetrics metrics;
+    GangController controller(&cluster.cache, nullptr, cluster.clock, {}, &metrics.registry());
+    controller.RunPass();
+    controller.RunPass();
+    const auto samples = fixture::ParseMetricsText(metrics.Text());
+    EXPECT_EQ(fixture::FindSample(samples, "muster_gang_preemptions_total", {}).value_or(-1), 1);
+    EXPECT_EQ(fixture::FindSample(samples, "muster_queue_allocated",
+                                  {{"queue", "default"}, {"resource", "nvidia.com/gpu"}})
+                  .value_or(-1),
+              k.evictable ? 16 : 8);
+  }
+}
+
+TEST(GangControllerTest, ReclaimNeverTakesAGangWithAKubeSystemOrCriticalMember) {
+  for (const ConformanceKind& k : kConformanceKinds) {
+    SCOPED_TRACE(k.name);
+    TestCluster cluster;
+    AddNodes(cluster, 3);
+    cluster.Add(MakeQueue("busy"));
+    cluster.Add(MakeQueue("late"));
+    // Same priority and age: reclaim takes "a" before "b" (by key; so does
+    // "kube-system/a"). busy deserves 16 of 24 GPUs: one gang may go.
+    AddRunningGang(cluster, k.namespace_, "a", 0, "busy", {"gpu-0"}, k.priority_class);
+    AddRunningGang(cluster, "ml", "b", 0, "busy", {"gpu-1"});
+    AddRunningGang(cluster, "ml", "c", 0, "busy", {"gpu-2"});
+    AddGatedSingle(cluster, "z", 0, "late");
+    const std::string a = k.namespace_ + "/a";
+    const Chosen chosen = ChooseVictims(cluster, a);
+    EXPECT_EQ(chosen.evictable, k.evictable);
+    EXPECT_EQ(chosen.victims, std::vector<std::string>{k.evictable ? a : "ml/b"});
   }
 }
 

@@ -39,13 +39,14 @@ std::vector<std::string_view> WithOther(const Set& set) {
 
 }  // namespace
 
-const std::array<std::string_view, 20>& ReasonCodes() {
-  static constexpr std::array<std::string_view, 20> kCodes = {
+const std::array<std::string_view, 21>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 21> kCodes = {
       kReasonFits,         kReasonInsufficient,   kReasonExceedsNode,       kReasonNodeUnknown,
       kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,          kReasonBound,
       kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,        kReasonPodMismatch,
       kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept,       kReasonNoVictims,
-      kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang};
+      kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang,
+      kReasonConformance};
   return kCodes;
 }
 

@@ -113,6 +113,6 @@ class ExtenderMetrics {
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
-const std::array<std::string_view, 20>& ReasonCodes();
+const std::array<std::string_view, 21>& ReasonCodes();
 
 }  // namespace muster::extender

@@ -55,6 +55,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,8 @@ inline constexpr std::string_view kReasonReservedElsewhere = "reserved";  // Unr
 inline constexpr std::string_view kReasonVictimsKept = "victims_kept";
 inline constexpr std::string_view kReasonNoVictims = "no_victims";
 inline constexpr std::string_view kReasonBreaksGang = "breaks_gang";
+// A victim muster never evicts (gang/conformance.h).
+inline constexpr std::string_view kReasonConformance = "conformance";
 
 // Every reason message starts so, to tell muster's reasons from in-tree ones
 // in a FailedScheduling event.
@@ -310,14 +313,31 @@ using VictimGangs = std::map<std::string, VictimGang, std::less<>>;
 VictimGangs GangsOfVictims(const ClusterState& state,
                            const std::map<std::string, kube::MetaVictims>& proposed);
 
-// narrow: the victims muster agrees to, node by node. A node whose victims
-// would leave some gang running below its minMember is vetoed whole (muster
-// evicts gangs whole itself; kube-scheduler's victims are per node); nodes
-// without victims are dropped (kube-scheduler rejects them). `vetoed`
-// counts the nodes vetoed for breaking a gang.
+// The proposed victims muster never evicts, by uid (conformance: the pod is
+// not gang::Evictable, or its gang has a member that is not), as the cache
+// sees them now; with the full form of the arguments, also such pods the
+// cache does not know. REQUIRES: exclusive access.
+using UnevictablePods = std::set<std::string, std::less<>>;
+UnevictablePods UnevictableVictims(const ClusterState& state,
+                                   const kube::ExtenderPreemptionArgs& args,
+                                   const std::map<std::string, kube::MetaVictims>& proposed);
+
+// The nodes narrowing vetoed, by why (for the decision counts).
+struct Vetoes {
+  int64_t conformance = 0;  // a victim muster never evicts
+  int64_t breaks_gang = 0;  // a gang would keep running below its minMember
+};
+
+// narrow: the victims muster agrees to, node by node. A node with a victim
+// in `unevictable` is vetoed whole, as is a node whose victims would leave
+// some gang running below its minMember (muster evicts gangs whole itself;
+// kube-scheduler's victims are per node, and dropping single victims could
+// leave the preemptor without its room); nodes without victims are dropped
+// (kube-scheduler rejects them).
 std::map<std::string, kube::MetaVictims> NarrowVictims(
     const Pod& preemptor, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& snapshot, const VictimGangs& gangs, int64_t* vetoed = nullptr);
+    const ClusterSnapshot& snapshot, const VictimGangs& gangs,
+    const UnevictablePods& unevictable = {}, Vetoes* vetoes = nullptr);
 
 // ---------------------------------------------------------------------------
 // bind.cc

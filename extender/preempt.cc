@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "extender/pipeline.h"
+#include "gang/conformance.h"
 
 namespace muster::extender {
 namespace {
@@ -21,11 +22,13 @@ VerbReply PreemptFault(const Status& status) {
 }
 
 VerbReply EncodeVictims(std::map<std::string, kube::MetaVictims> kept, size_t proposed_nodes,
-                        int64_t vetoed = 0) {
+                        const Vetoes& vetoes = {}) {
   VerbReply reply;
   if (!kept.empty()) reply.decisions[kReasonVictimsKept] = static_cast<int64_t>(kept.size());
-  if (vetoed > 0) reply.decisions[kReasonBreaksGang] = vetoed;
-  const auto dropped = static_cast<int64_t>(proposed_nodes - kept.size()) - vetoed;
+  if (vetoes.conformance > 0) reply.decisions[kReasonConformance] = vetoes.conformance;
+  if (vetoes.breaks_gang > 0) reply.decisions[kReasonBreaksGang] = vetoes.breaks_gang;
+  const auto dropped =
+      static_cast<int64_t>(proposed_nodes - kept.size()) - vetoes.conformance - vetoes.breaks_gang;
   if (dropped > 0) reply.decisions[kReasonNoVictims] = dropped;
   kube::ExtenderPreemptionResult result{.node_name_to_meta_victims = std::move(kept)};
   reply.body = kube::EncodeExtenderPreemptionResult(result);
@@ -76,12 +79,59 @@ VictimGangs GangsOfVictims(const ClusterState& state,
   return out;
 }
 
+UnevictablePods UnevictableVictims(const ClusterState& state,
+                                   const kube::ExtenderPreemptionArgs& args,
+                                   const std::map<std::string, kube::MetaVictims>& proposed) {
+  UnevictablePods out;
+  // Gangs looked up once each: a gang's verdict covers all its members.
+  std::map<std::string, bool, std::less<>> gang_evictable;
+  for (const auto& [node, victims] : proposed) {
+    for (const kube::MetaPod& victim : victims.pods) {
+      const PodRecord* pod = state.FindPod(victim.uid);
+      if (pod == nullptr) continue;
+      bool evictable = pod->evictable;
+      if (evictable && !pod->group.empty()) {
+        auto [it, inserted] = gang_evictable.try_emplace(pod->group, true);
+        if (inserted) {
+          if (auto members = state.gang_pods().find(pod->group);
+              members != state.gang_pods().end()) {
+            it->second = std::ranges::all_of(members->second, [](const auto& member) {
+              return gang::Evictable(*member.second);
+            });
+          }
+        }
+        evictable = it->second;
+      }
+      if (!evictable) out.insert(victim.uid);
+    }
+  }
+  // The full form names each pod: judge those the cache has not seen yet.
+  if (args.node_name_to_victims.has_value()) {
+    for (const auto& [node, victims] : *args.node_name_to_victims) {
+      for (const Pod& pod : victims.pods) {
+        if (!gang::Evictable(pod) && state.FindPod(pod.meta.uid) == nullptr) {
+          out.insert(pod.meta.uid);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::map<std::string, kube::MetaVictims> NarrowVictims(
     const Pod& /*preemptor*/, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& /*snapshot*/, const VictimGangs& gangs, int64_t* vetoed) {
+    const ClusterSnapshot& /*snapshot*/, const VictimGangs& gangs,
+    const UnevictablePods& unevictable, Vetoes* vetoes) {
   // The queue issue vetoes victims here too (a queue within its guarantee).
   std::erase_if(proposed, [&](const auto& entry) {
     if (entry.second.pods.empty()) return true;
+    // Conformance first: such a node is out whatever the gangs say.
+    if (std::ranges::any_of(entry.second.pods, [&](const kube::MetaPod& victim) {
+          return unevictable.contains(victim.uid);
+        })) {
+      if (vetoes != nullptr) ++vetoes->conformance;
+      return true;
+    }
     // Per gang with victims on this node: how many, and the gang.
     std::map<std::string_view, std::pair<int32_t, const VictimGang*>> evicted;
     for (const kube::MetaPod& victim : entry.second.pods) {
@@ -94,7 +144,7 @@ std::map<std::string, kube::MetaVictims> NarrowVictims(
     for (const auto& [key, hit] : evicted) {
       const int32_t left = hit.second->running - hit.first;
       if (left > 0 && left < hit.second->min_member) {
-        if (vetoed != nullptr) ++*vetoed;
+        if (vetoes != nullptr) ++vetoes->breaks_gang;
         return true;  // part of the gang would keep running below its minimum
       }
     }
@@ -115,13 +165,18 @@ VerbReply Pipeline::Preempt(std::string_view body) const {
   if (RunGates(args->pod, snapshot).action != GateAction::kAdmit) {
     return EncodeVictims({}, proposed_nodes);
   }
-  // narrow: the victims muster agrees to; never part of a gang.
+  // narrow: the victims muster agrees to; never part of a gang, never a
+  // kube-system or system-critical pod (nor a member of its gang).
   VictimGangs gangs;
-  cluster_->Exclusive([&](ClusterState& state) { gangs = GangsOfVictims(state, proposed); });
-  int64_t vetoed = 0;
-  auto kept = NarrowVictims(args->pod, std::move(proposed), snapshot, gangs, &vetoed);
+  UnevictablePods unevictable;
+  cluster_->Exclusive([&](ClusterState& state) {
+    gangs = GangsOfVictims(state, proposed);
+    unevictable = UnevictableVictims(state, *args, proposed);
+  });
+  Vetoes vetoes;
+  auto kept = NarrowVictims(args->pod, std::move(proposed), snapshot, gangs, unevictable, &vetoes);
   // encode: always the Meta form (UIDs), whichever form came in.
-  return EncodeVictims(std::move(kept), proposed_nodes, vetoed);
+  return EncodeVictims(std::move(kept), proposed_nodes, vetoes);
 }
 
 }  // namespace muster::extender

@@ -12,6 +12,7 @@ namespace muster::extender {
 namespace {
 
 using test::MakePod;
+using test::PodBuilder;
 using VictimMap = std::map<std::string, kube::MetaVictims>;
 
 kube::MetaVictims Meta(std::vector<std::string> uids, int64_t pdb = 0) {
@@ -108,6 +109,100 @@ TEST(PreemptTest, VetoesVictimsThatWouldBreakAGang) {
   EXPECT_EQ(result->node_name_to_meta_victims, (VictimMap{{"n3", Meta({"u-g2-0", "u-g2-1"})},
                                                           {"n4", Meta({"u-el-0"})},
                                                           {"n5", Meta({"u-solo"})}}));
+}
+
+// Conformance (issue 19): a node whose victims include a kube-system or
+// system-critical pod, or a member of a gang that has one, is vetoed whole.
+TEST(PreemptTest, VetoesNodesWithKubeSystemOrCriticalVictims) {
+  fixture::TestCluster cluster;
+  auto running = [&](std::string name, std::string ns, std::string priority_class, std::string node,
+                     std::string group = "") {
+    PodBuilder pod = MakePod(name)
+                         .Namespace(ns)
+                         .Uid("u-" + name)
+                         .PriorityClass(priority_class)
+                         .Gpu(1)
+                         .NodeName(node)
+                         .Phase("Running");
+    if (!group.empty()) pod.Group(group);
+    cluster.Add(pod);
+  };
+  running("sys", "kube-system", "", "n1");
+  running("cluster-critical", "ml", "system-cluster-critical", "n2");
+  running("node-critical", "ml", "system-node-critical", "n3");
+  running("normal", "ml", "", "n4");
+  // A gang with one critical member: no member is a victim, even one whose
+  // eviction would leave the gang at its minMember.
+  cluster.Add(test::MakePodGroup("mixed").Namespace("ml").MinMember(1));
+  running("mixed-0", "ml", "", "n5", "mixed");
+  running("mixed-1", "ml", "system-node-critical", "n6", "mixed");
+  cluster.Add(test::MakePodGroup("plain").Namespace("ml").MinMember(2));
+  running("plain-0", "ml", "", "n7", "plain");
+  running("plain-1", "ml", "", "n7", "plain");
+  struct Case {
+    std::string name;
+    VictimMap proposed;
+    VictimMap want;
+    DecisionCounts decisions;
+  };
+  const std::vector<Case> cases = {
+      {"a kube-system pod", {{"n1", Meta({"u-sys"})}}, {}, {{kReasonConformance, 1}}},
+      {"a system-cluster-critical pod",
+       {{"n2", Meta({"u-cluster-critical"})}},
+       {},
+       {{kReasonConformance, 1}}},
+      {"a system-node-critical pod",
+       {{"n3", Meta({"u-node-critical"})}},
+       {},
+       {{kReasonConformance, 1}}},
+      {"a normal pod",
+       {{"n4", Meta({"u-normal"})}},
+       {{"n4", Meta({"u-normal"})}},
+       {{kReasonVictimsKept, 1}}},
+      {"a normal member of a gang with a critical member",
+       {{"n5", Meta({"u-mixed-0"})}},
+       {},
+       {{kReasonConformance, 1}}},
+      {"one critical victim vetoes its node only: the next node is kept",
+       {{"n3", Meta({"u-node-critical"})},
+        {"n4", Meta({"u-normal"})},
+        {"n7", Meta({"u-plain-0", "u-plain-1"})}},
+       {{"n4", Meta({"u-normal"})}, {"n7", Meta({"u-plain-0", "u-plain-1"})}},
+       {{kReasonVictimsKept, 2}, {kReasonConformance, 1}}},
+      {"a normal pod beside a critical one on the same node",
+       {{"n1", Meta({"u-normal", "u-sys"})}},
+       {},
+       {{kReasonConformance, 1}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    kube::ExtenderPreemptionArgs args{.pod = MakePod("hi").Gpu(1).Priority(1000),
+                                      .node_name_to_meta_victims = c.proposed};
+    const VerbReply reply = cluster.pipeline.Preempt(kube::EncodeExtenderPreemptionArgs(args));
+    EXPECT_EQ(reply.http_status, 200);
+    EXPECT_EQ(reply.decisions, c.decisions);
+    StatusOr<kube::ExtenderPreemptionResult> result =
+        kube::DecodeExtenderPreemptionResult(reply.body);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->node_name_to_meta_victims.value_or(VictimMap{}), c.want);
+  }
+}
+
+// The full form names each victim: one the cache has not seen yet is judged
+// by what kube-scheduler sent.
+TEST(PreemptTest, VetoesCriticalVictimsTheCacheDoesNotKnowYet) {
+  fixture::TestCluster cluster;
+  kube::ExtenderPreemptionArgs args{
+      .pod = MakePod("hi").Gpu(8).Priority(1000),
+      .node_name_to_victims = std::map<std::string, kube::Victims>{
+          {"n1", {.pods = {MakePod("dns").Namespace("kube-system").Uid("u-dns").NodeName("n1")}}},
+          {"n2", {.pods = {MakePod("lo").Uid("u-lo").NodeName("n2")}}}}};
+  const VerbReply reply = cluster.pipeline.Preempt(kube::EncodeExtenderPreemptionArgs(args));
+  EXPECT_EQ(reply.decisions, (DecisionCounts{{kReasonVictimsKept, 1}, {kReasonConformance, 1}}));
+  StatusOr<kube::ExtenderPreemptionResult> result =
+      kube::DecodeExtenderPreemptionResult(reply.body);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->node_name_to_meta_victims, (VictimMap{{"n2", Meta({"u-lo"})}}));
 }
 
 TEST(PreemptTest, ABodyThatDoesNotDecodeIsABadRequest) {

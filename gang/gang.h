@@ -37,6 +37,10 @@
 //    Hysteresis follows: the reclaiming queue ends at or below its due and
 //    its victim at or above its own, so neither has a claim on the other
 //    right after; QueueLimit adds the caller's time-based hysteresis.
+//  - Conformance (issue 19, gang/conformance.h): neither preemption nor
+//    reclaim takes a victim that is not VictimCandidate::evictable (a gang
+//    with a kube-system or system-critical member); the next candidate is
+//    taken instead.
 //
 // Thread-safety: everything here is a pure function of its arguments.
 #pragma once
@@ -186,6 +190,9 @@ struct VictimCandidate {
   int64_t gpus = 0;                 // nvidia.com/gpu held by `pods`
   std::vector<std::string> queues;  // as Gang::queues
   Resources holds;                  // what `pods` request (no pod slots)
+  // False when the gang has a member muster never evicts (Evictable(const
+  // Gang&), gang/conformance.h): preemption and reclaim pass it over whole.
+  bool evictable = true;
 };
 
 // What a queue allows in this pass (issue #6), from the queue step.
@@ -351,8 +358,11 @@ Resources AdmissionNeed(const Gang& gang);
 // reads Volcano's quota names in minResources as node resources
 // ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
 // preemptor is the first gang waiting with kWaitResources that is not
-// `preempting`; it gets no reservation in this pass. Queue limits: a gang
-// reserves nothing past its queue's capability (kWaitQueueCapability), nor
+// `preempting`; it gets no reservation in this pass. Victims that are not
+// `evictable` are never chosen; when the preemptor gets no victim set while
+// such candidates would otherwise qualify, its wait message says how many
+// gangs conformance spared. Queue limits: a gang reserves nothing past its
+// queue's capability (kWaitQueueCapability), nor
 // past its queue's deserved share once a gang of another queue below its
 // own deserved share waits with kWaitResources earlier in the order
 // (kWaitQueueOverShare): idle capacity is lent only when no queue owed it

@@ -439,19 +439,28 @@ bool Spared(const Gang& preemptor, const VictimCandidate& v, const QueueLimits& 
 // preemptor's queue is owed capacity, other queues' reclaimable gangs
 // (lowest priority, then youngest, then fewest GPUs); then gangs of its own
 // queue with strictly lower priority, cheapest first (fewest GPUs, then
-// lowest priority, then youngest: least work lost).
+// lowest priority, then youngest: least work lost). Conformance comes last,
+// so `spared` counts exactly the candidates it alone keeps out.
 std::vector<const VictimCandidate*> Eligible(const Gang& preemptor,
                                              const std::vector<VictimCandidate>& victims,
-                                             const QueueLimits& queues, const PassConfig& config) {
+                                             const QueueLimits& queues, const PassConfig& config,
+                                             int& spared) {
   std::vector<const VictimCandidate*> reclaim, preempt;
   const bool may_reclaim = MayReclaim(preemptor, queues, config);
   for (const VictimCandidate& v : victims) {
     if (v.key == preemptor.key || v.pods.empty()) continue;
+    std::vector<const VictimCandidate*>* to = nullptr;
     if (SameQueue(preemptor, v)) {
-      if (v.priority < preemptor.priority) preempt.push_back(&v);
+      if (v.priority < preemptor.priority) to = &preempt;
     } else if (may_reclaim && Reclaimable(v, queues) && !Spared(preemptor, v, queues)) {
-      reclaim.push_back(&v);
+      to = &reclaim;
     }
+    if (to == nullptr) continue;
+    if (!v.evictable) {
+      ++spared;  // a kube-system or system-critical member (gang/conformance.h)
+      continue;
+    }
+    to->push_back(&v);
   }
   std::ranges::sort(reclaim, [](const VictimCandidate* a, const VictimCandidate* b) {
     return std::tie(a->priority, b->created, a->gpus, a->key) <
@@ -508,14 +517,16 @@ void Minimize(const ClusterView& view, const Gang& preemptor,
 
 // (d) Adds candidates until the preemptor's minimum fits, then makes the set
 // minimal. Nothing when even every candidate together is not enough.
+// `spared`: the candidates conformance kept out (Eligible).
 std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& preemptor,
                                            const std::vector<VictimCandidate>& victims,
-                                           const QueueLimits& queues, const PassConfig& config) {
+                                           const QueueLimits& queues, const PassConfig& config,
+                                           int& spared) {
   ClusterView trial = view;
   std::vector<const VictimCandidate*> chosen;
   ReclaimLedger ledger(preemptor, queues);
   bool fits = false;
-  for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config)) {
+  for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config, spared)) {
     if (!ledger.Take(*candidate)) continue;
     ReleaseVictim(trial, *candidate);
     chosen.push_back(candidate);
@@ -547,7 +558,18 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.
   if (config.preemption && preemptor) {
-    result.preemption = ChoosePreemption(left, *preemptor, victims, queues, config);
+    int spared = 0;
+    result.preemption = ChoosePreemption(left, *preemptor, victims, queues, config, spared);
+    // Say why preemption did not help when conformance is the reason it
+    // might not have: the user sees the gangs it will never take.
+    if (!result.preemption && spared > 0) {
+      for (Wait& w : result.waits) {
+        if (w.key != preemptor->key) continue;
+        w.message += "; preemption spares " + std::to_string(spared) +
+                     (spared == 1 ? " gang" : " gangs") +
+                     " with kube-system or system-critical pods";
+      }
+    }
   }
   return result;
 }

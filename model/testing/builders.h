@@ -101,6 +101,11 @@ class PodBuilder {
     pod_.spec.priority = priority;
     return *this;
   }
+  // spec.priorityClassName only: the API server's admission sets the
+  // priority from it, a test sets Priority() itself when it matters.
+  PodBuilder& PriorityClass(std::string name) {
+    return Set(pod_.spec.priority_class_name, std::move(name));
+  }
   PodBuilder& Phase(std::string phase) { return Set(pod_.status.phase, std::move(phase)); }
   PodBuilder& NodeName(std::string node) { return Set(pod_.spec.node_name, std::move(node)); }
   PodBuilder& SchedulerName(std::string s) { return Set(pod_.spec.scheduler_name, std::move(s)); }
