@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "kube/client/kubeconfig.h"
 #include "kube/client/ops_server.h"
 #include "model/flags.h"
+#include "reconciler/queue_controller.h"
 
 namespace muster::reconciler {
 namespace {
@@ -101,18 +104,36 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
     return 1;
   }
   ReconcilerMetrics metrics;
-  JobController controller(client->get(), RealClock(), flags.controller, &metrics);
+  // The job controller and the queue controller (Commands, queue state)
+  // lend each other a little: a new Job's queue, and job Commands' actions.
+  const QueueController* queues = nullptr;
+  ControllerOptions options = flags.controller;
+  options.queue_of = [&queues](const std::string& name) { return queues->GetQueue(name); };
+  JobController controller(client->get(), RealClock(), options, &metrics);
+  JobCommandHooks hooks;
+  hooks.synced = [&controller] { return controller.Synced(); };
+  hooks.job = [&controller](const std::string& key) { return controller.CachedJob(key); };
+  hooks.submit = [&controller](const std::string& key, Request request) {
+    controller.Submit(key, std::move(request));
+  };
+  QueueController queue_controller(client->get(), RealClock(), &metrics, std::move(hooks));
+  queues = &queue_controller;
+  auto ready = [&controller, &queue_controller] {
+    return controller.Synced() && queue_controller.Synced();
+  };
   kube::OpsServer ops({.metrics = [&metrics] { return metrics.Serialize(); },
-                       .ready = [&controller] { return controller.Synced(); },
+                       .ready = ready,
                        .not_ready_reason = "informers not synced"});
   if (Status listening = ops.Start(flags.listen_address, flags.port); !listening.ok()) {
     spdlog::error("reconciler: {}", listening.ToString());
     return 1;
   }
+  queue_controller.Start();
   controller.Start();
   spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
   ServeUntilSignal(signals, controller, metrics);
   controller.Stop();
+  queue_controller.Stop();
   ops.Stop();
   client->get()->Shutdown();
   return 0;

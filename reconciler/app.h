@@ -1,6 +1,7 @@
 // `muster reconciler`: the sidecar that runs Volcano Jobs. RunReconciler()
-// parses the flags, starts the JobController (controller.h) and serves
-// /metrics, /healthz and /readyz until SIGTERM or SIGINT.
+// parses the flags, starts the JobController (controller.h) and the
+// QueueController (queue_controller.h: vcctl's Commands, queue state) and
+// serves /metrics, /healthz and /readyz until SIGTERM or SIGINT.
 //
 // Flags (each also as --flag=value):
 //   --kubeconfig PATH        kubeconfig (default: kubectl's lookup order,

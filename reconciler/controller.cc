@@ -14,6 +14,7 @@
 #include "reconciler/job_admission.h"
 #include "reconciler/naming.h"
 #include "reconciler/plugins.h"
+#include "reconciler/queue_state.h"
 #include "reconciler/ssh_keys.h"
 
 namespace muster::reconciler {
@@ -320,6 +321,17 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   if (Status valid = ValidateJob(job); !valid.ok()) {
     RejectInvalid(job, valid);
     return;
+  }
+  // Volcano's admission refuses a new Job in a queue that is not Open
+  // (queue_state.h). "New": no phase and no PodGroup yet - a Job that has
+  // started keeps running when its queue closes.
+  if (options_.queue_of && job.status.state.phase.empty() &&
+      groups_.Get(PodGroupKey(job)) == nullptr) {
+    std::shared_ptr<const Queue> queue = options_.queue_of(job.spec.queue);
+    if (Status open = AdmitToQueue(job, queue.get()); !open.ok()) {
+      RejectInvalid(job, open);
+      return;
+    }
   }
   // Only requests that run a policy need a pass of their own; everything
   // else is covered by the one plain sync at the end.

@@ -33,12 +33,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kube/client/client.h"
@@ -47,6 +49,7 @@
 #include "model/job.h"
 #include "model/pod.h"
 #include "model/pod_group.h"
+#include "model/queue.h"
 #include "reconciler/lifecycle.h"
 #include "reconciler/metrics.h"
 #include "reconciler/pod_builder.h"
@@ -58,6 +61,10 @@ struct ControllerOptions {
   PodBuildOptions pods;                       // which schedulers' pods are gated
   int workers = 16;                           // jobs synced in parallel
   int writes_per_sync = 16;                   // API writes in flight per sync
+  // The Queue named `name` as last seen (queue_controller.h GetQueue), or
+  // null. A new Job whose queue is not Open is refused like an invalid one
+  // (queue_state.h AdmitToQueue). Unset: no such check.
+  std::function<std::shared_ptr<const Queue>(const std::string& name)> queue_of;
 };
 
 class JobController {
@@ -74,6 +81,12 @@ class JobController {
   bool Synced() const;
   // Jobs by phase, for the metrics gauge.
   std::map<std::string, int64_t> JobsByPhase() const;
+  // For Commands (queue_controller.h): the Job as cached (null: absent),
+  // and a request - an explicit action - queued on it like any other.
+  std::shared_ptr<const Job> CachedJob(const std::string& job_key) const {
+    return jobs_.Get(job_key);
+  }
+  void Submit(const std::string& job_key, Request request) { Enqueue(job_key, std::move(request)); }
 
  private:
   struct Work;

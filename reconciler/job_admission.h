@@ -35,7 +35,7 @@ inline constexpr std::string_view kKnownActions[] = {"AbortJob",   "RestartJob",
                                                      "RestartPod", "TerminateJob", "CompleteJob",
                                                      "ResumeJob"};
 // Job plugins muster implements, sorted.
-inline constexpr std::string_view kSupportedPlugins[] = {"env", "mpi", "pytorch", "ray",
+inline constexpr std::string_view kSupportedPlugins[] = {"env", "mpi", "pytorch",   "ray",
                                                          "ssh", "svc", "tensorflow"};
 
 // RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.

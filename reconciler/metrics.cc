@@ -21,10 +21,11 @@ constexpr std::array<std::string_view, 8> kActions = {"AbortJob",   "RestartJob"
                                                       "ResumeJob",  kOther};
 constexpr std::array<std::string_view, 3> kResults = {"ok", "conflict", "error"};
 constexpr std::array<std::string_view, 3> kVerbs = {"create", "patch", "delete"};
-constexpr std::array<std::string_view, 9> kResources = {
+constexpr std::array<std::string_view, 11> kResources = {
     "pods",     "podgroups",       "jobs",
     "services", "configmaps",      "secrets",
-    "events",   "networkpolicies", "persistentvolumeclaims"};
+    "events",   "networkpolicies", "persistentvolumeclaims",
+    "commands", "queues"};
 
 template <typename Map>
 auto Lookup(const Map& map, std::string_view key) {

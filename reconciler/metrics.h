@@ -7,7 +7,8 @@
 //   muster_reconciler_syncs_total{result}               ok | conflict | error
 //   muster_reconciler_sync_duration_seconds             histogram
 //   muster_reconciler_api_writes_total{verb,resource}   create|patch|delete x
-//                                                       pods|podgroups|jobs|...
+//                                                       pods|podgroups|jobs|
+//                                                       commands|queues|...
 //   muster_reconciler_job_to_pods_seconds               Job created -> every
 //                                                       pod of its first
 //                                                       version created

@@ -785,7 +785,8 @@ cmd_up() {
   (
     "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/crds/" >/dev/null &&
       "${kc[@]}" wait --for=condition=Established --timeout=60s \
-        crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null &&
+        crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh \
+        crd/commands.bus.volcano.sh >/dev/null &&
       "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
       "${kc[@]}" patch queue root --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
       "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null

@@ -59,7 +59,8 @@ cmd_up() {
   log "CRDs and default queues"
   kc apply --server-side -f "$REPO/manifests/crds/" >/dev/null
   kc wait --for=condition=Established --timeout=60s \
-    crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
+    crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh \
+    crd/commands.bus.volcano.sh >/dev/null
   kc apply --server-side -f "$REPO/manifests/default-queues.yaml" >/dev/null
   local q
   for q in root default; do

@@ -63,7 +63,8 @@ def one(kind, prefix=""):
     found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"].startswith(prefix)]
     assert len(found) == 1, (kind, prefix, [d["metadata"]["name"] for d in found])
     return found[0]
-for crd in ("jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"):
+for crd in ("jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh",
+            "commands.bus.volcano.sh"):
     one("CustomResourceDefinition", crd)
 cm = one("ConfigMap", "volcano-scheduler-config-")
 deploy = one("Deployment", "volcano-scheduler")
@@ -117,7 +118,8 @@ SERVICEMONITOR_CRD=$("$E2E_REPO/e2e/cluster/servicemonitor-crd.sh") || fail "no 
 "${KC[@]}" apply --server-side -f "$MANIFESTS/crds/" >"$OUT/apply-crds.txt" 2>&1 ||
   { cat "$OUT/apply-crds.txt"; fail "server-side apply of manifests/crds failed"; }
 "${KC[@]}" wait --for=condition=Established --timeout=60s \
-  crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
+  crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh \
+  crd/commands.bus.volcano.sh >/dev/null
 "${KC[@]}" apply --server-side -k "$MANIFESTS" >"$OUT/apply.txt" 2>&1 ||
   { cat "$OUT/apply.txt"; fail "kubectl apply --server-side -k manifests failed"; }
 pass "kubectl apply --server-side -k manifests: $(wc -l <"$OUT/apply.txt") objects applied"
@@ -223,6 +225,8 @@ can reconciler yes delete pods -n "$E2E_NS"
 can reconciler yes patch jobs.batch.volcano.sh --subresource=status -n "$E2E_NS"
 can reconciler yes create podgroups.scheduling.volcano.sh -n "$E2E_NS"
 can reconciler yes create secrets -n "$E2E_NS"
+can reconciler yes delete commands.bus.volcano.sh -n "$E2E_NS"
+can reconciler yes patch queues.scheduling.volcano.sh --subresource=status
 # ... and what neither process needs.
 can extender no create pods -n "$E2E_NS"
 can extender no delete pods -n "$E2E_NS"
@@ -236,7 +240,8 @@ can reconciler no list configmaps -n "$E2E_NS"
 can reconciler no create pods --subresource=binding -n "$E2E_NS"
 can reconciler no create pods --subresource=eviction -n "$E2E_NS"
 can reconciler no list nodes
-can reconciler no patch queues.scheduling.volcano.sh --subresource=status
+can reconciler no patch queues.scheduling.volcano.sh
+can reconciler no create commands.bus.volcano.sh -n "$E2E_NS"
 can reconciler no update jobs.batch.volcano.sh -n "$E2E_NS"
 can reconciler no create clusterrolebindings
 pass "$(wc -l <"$OUT/can-i.txt") auth can-i checks of the two roles ($OUT/can-i.txt)"

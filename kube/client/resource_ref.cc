@@ -17,6 +17,10 @@ ResourceRef QueuesRef() {
   return ResourceRef{.group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
 }
 
+ResourceRef CommandsRef() {
+  return ResourceRef{.group = "bus.volcano.sh", .version = "v1alpha1", .resource = "commands"};
+}
+
 ResourceRef ResourceRef::Core(std::string resource, std::string ns, std::string name) {
   ResourceRef ref;
   ref.version = "v1";

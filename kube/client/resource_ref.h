@@ -46,6 +46,8 @@ struct ResourceRef {
 ResourceRef VolcanoJobsRef();
 ResourceRef PodGroupsRef();
 ResourceRef QueuesRef();
+// commands.bus.volcano.sh/v1alpha1 (vcctl's Commands, namespaced).
+ResourceRef CommandsRef();
 
 // RFC 3986 percent-encoding of everything but unreserved characters.
 std::string PercentEncode(std::string_view text);

@@ -27,6 +27,8 @@ TEST(ResourceRefTest, BuildsRestPaths) {
       {"group, cluster-scoped",
        {"scheduling.volcano.sh", "v1beta1", "queues", "", "q", ""},
        "/apis/scheduling.volcano.sh/v1beta1/queues/q"},
+      {"vcctl's Commands", CommandsRef().WithNamespace("ml").WithName("j-abortjob-x"),
+       "/apis/bus.volcano.sh/v1alpha1/namespaces/ml/commands/j-abortjob-x"},
       {"names are escaped", ResourceRef::Core("roles", "", "system:kube scheduler/x"),
        "/api/v1/roles/system%3Akube%20scheduler%2Fx"},
   };

@@ -5,7 +5,6 @@
 #include "kube/codec/codec_helpers.h"
 
 namespace muster::kube {
-namespace {
 
 // ---------------------------------------------------------------------------
 // Decoding: small pieces.
@@ -19,6 +18,8 @@ void DecodeOwnerReferenceFrom(DecodeContext& ctx, const JsonValue& v, OwnerRefer
   ReadBool(ctx, v, "controller", &out->controller);
   ReadBool(ctx, v, "blockOwnerDeletion", &out->block_owner_deletion);
 }
+
+namespace {
 
 void DecodeResourceRequirementsFrom(DecodeContext& ctx, const JsonValue& v,
                                     ResourceRequirements* out) {
@@ -230,6 +231,8 @@ void DecodeEventFrom(DecodeContext& ctx, const JsonValue& v, Event* out) {
   ReadString(ctx, v, "reportingInstance", &out->reporting_instance);
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // Encoding: small pieces. Each writes one JSON value.
 
@@ -243,6 +246,8 @@ void EncodeOwnerReference(JsonWriter& w, const OwnerReference& ref) {
   w.BoolFieldIfSet("blockOwnerDeletion", ref.block_owner_deletion);
   w.EndObject();
 }
+
+namespace {
 
 void EncodeContainer(JsonWriter& w, const Container& c) {
   w.StartObject();

@@ -39,6 +39,8 @@ void DecodeObjectMetaFrom(DecodeContext& ctx, const JsonValue& v, ObjectMeta* ou
 void EncodeObjectMeta(JsonWriter& w, const ObjectMeta& meta);
 void DecodeConditionFrom(DecodeContext& ctx, const JsonValue& v, Condition* out);
 void EncodeCondition(JsonWriter& w, const Condition& c);
+void DecodeOwnerReferenceFrom(DecodeContext& ctx, const JsonValue& v, OwnerReference* out);
+void EncodeOwnerReference(JsonWriter& w, const OwnerReference& ref);
 
 void DecodePodFrom(DecodeContext& ctx, const JsonValue& v, Pod* out);
 void DecodePodSpecFrom(DecodeContext& ctx, const JsonValue& v, PodSpec* out);

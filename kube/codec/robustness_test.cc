@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kube/codec/bus_codec.h"
 #include "kube/codec/codec_test_util.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
@@ -40,6 +41,8 @@ std::vector<Fixture> AllFixtures() {
       {"queue_list.json", StatusOf(DecodeQueueList), "decode QueueList"},
       {"job_tf.json", StatusOf(DecodeJob), "decode Job"},
       {"job_pytorch.json", StatusOf(DecodeJob), "decode Job"},
+      {"command_abortjob.json", StatusOf(DecodeCommand), "decode Command"},
+      {"command_list.json", StatusOf(DecodeCommandList), "decode CommandList"},
   };
 }
 

@@ -162,7 +162,10 @@ void EncodeQueueSpec(JsonWriter& w, const QueueSpec& spec) {
 
 void EncodeQueueStatus(JsonWriter& w, const QueueStatus& s, StatusStyle style) {
   w.StartObject();
-  w.StringFieldIfSet("state", s.state);
+  // The state is the reconciler's alone (EncodeQueueStatePatch): the
+  // extender's patch of the other fields must not carry the state it last
+  // read, or it would undo a CloseQueue written meanwhile.
+  if (style == StatusStyle::kOmitEmpty) w.StringFieldIfSet("state", s.state);
   if (style == StatusStyle::kPatch) {
     w.ResourcesField("allocated", s.allocated);
   } else {
@@ -582,6 +585,17 @@ std::string EncodeQueue(const Queue& queue) {
 
 std::string EncodeQueueStatusPatch(const QueueStatus& status) {
   return StatusPatch(status, EncodeQueueStatus);
+}
+
+std::string EncodeQueueStatePatch(std::string_view state) {
+  JsonWriter w;
+  w.StartObject();
+  w.Key("status");
+  w.StartObject();
+  w.StringField("state", state);
+  w.EndObject();
+  w.EndObject();
+  return w.TakeString();
 }
 
 // ---------------------------------------------------------------------------

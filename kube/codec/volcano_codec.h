@@ -30,7 +30,11 @@ void DecodeQueueFrom(DecodeContext& ctx, const JsonValue& v, Queue* out);
 StatusOr<Queue> DecodeQueue(std::string_view json);
 StatusOr<ObjectList<Queue>> DecodeQueueList(std::string_view json);
 std::string EncodeQueue(const Queue& queue);
+// Every status field but `state`, zeros included (the extender's write).
 std::string EncodeQueueStatusPatch(const QueueStatus& status);
+// {"status":{"state":...}} alone: Volcano's queue controller owns the state
+// (reconciler/queue_state.h), the scheduler the other fields.
+std::string EncodeQueueStatePatch(std::string_view state);
 
 void DecodeJobFrom(DecodeContext& ctx, const JsonValue& v, Job* out);
 StatusOr<Job> DecodeJob(std::string_view json);

@@ -428,13 +428,22 @@ TEST(VolcanoCodecTest, QueueStatusPatch) {
   s.allocated.Set("nvidia.com/gpu", 0);  // released: must be written to reach 0
   s.running = 2;
   s.pending = 1;
+  // No state: the extender's patch must not undo a CloseQueue the
+  // reconciler wrote after the extender read the queue.
   EXPECT_EQ(EncodeQueueStatusPatch(s),
-            R"({"status":{"state":"Open","allocated":{"cpu":"18250m","memory":"2Gi",)"
+            R"({"status":{"allocated":{"cpu":"18250m","memory":"2Gi",)"
             R"("nvidia.com/gpu":"0"},"pending":1,"running":2,"inqueue":0,"unknown":0,)"
             R"("completed":0}})");
   EXPECT_EQ(EncodeQueueStatusPatch(QueueStatus{}),
             R"({"status":{"allocated":{},"pending":0,"running":0,"inqueue":0,"unknown":0,)"
             R"("completed":0}})");
+}
+
+// The reconciler's write (queue_state.h): the state alone, so a merge patch
+// leaves allocated and the counters to the extender.
+TEST(VolcanoCodecTest, QueueStatePatch) {
+  EXPECT_EQ(EncodeQueueStatePatch("Closing"), R"({"status":{"state":"Closing"}})");
+  EXPECT_EQ(EncodeQueueStatePatch("Open"), R"({"status":{"state":"Open"}})");
 }
 
 TEST(VolcanoCodecTest, JobStatusPatch) {
