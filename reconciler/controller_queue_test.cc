@@ -18,6 +18,7 @@
 
 #include "kube/client/client.h"
 #include "kube/client/testing/fake_api.h"
+#include "kube/client/testing/loopback_server.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/controller.h"
@@ -28,15 +29,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-bool WaitFor(const std::function<bool()>& pred,
-             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using kube::testing::WaitFor;
 
 // One task of one pod; `status` is the Job's status JSON ("" for none).
 std::string JobJson(const std::string& name, const std::string& status) {

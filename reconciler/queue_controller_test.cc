@@ -21,6 +21,7 @@
 
 #include "kube/client/client.h"
 #include "kube/client/testing/fake_api.h"
+#include "kube/client/testing/loopback_server.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/naming.h"
@@ -34,15 +35,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-bool WaitFor(const std::function<bool()>& pred,
-             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using kube::testing::WaitFor;
 
 constexpr char kJobUid[] = "job-uid-1";
 
