@@ -122,6 +122,15 @@ const FlagTable<ExtenderFlags>& Setters() {
          f.policy.extra_managed_resources.push_back(v);
          return Status::Ok();
        }},
+      {"scheduler-name",
+       [](const std::string& v, ExtenderFlags& f) {
+         if (v.empty()) return FlagError("scheduler-name", "empty scheduler name");
+         // The first --scheduler-name replaces the default.
+         if (!f.scheduler_names_given) f.policy.gang_schedulers.clear();
+         f.scheduler_names_given = true;
+         f.policy.gang_schedulers.push_back(v);
+         return Status::Ok();
+       }},
       {"gang-reservation-timeout",
        DurationInto("gang-reservation-timeout", std::chrono::seconds(1),
                     [](ExtenderFlags& f) -> Duration& { return f.gang.pass.reservation_timeout; })},
@@ -212,6 +221,9 @@ std::string ExtenderUsage() {
          "  --kube-api-burst N         API request burst, per client (default 100)\n"
          "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
          "  --score-mode MODE          binpack (default) or spread\n"
+         "  --scheduler-name NAME      a schedulerName muster's profile serves: its pods that\n"
+         "                             name no PodGroup are each in Volcano's PodGroup of one,\n"
+         "                             in a queue (repeatable; default volcano)\n"
          "  --gang-reservation-timeout D  release a gang's unclaimed reservations after D\n"
          "                             without progress (default 60s)\n"
          "  --gang-head-of-line-after D  keep nodes draining for the first waiting gang once\n"
@@ -372,6 +384,7 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
   }
   ClusterStateOptions cache_options;
   cache_options.gpu_profiles = flags.gpu_profiles;
+  cache_options.gang_schedulers = flags.policy.gang_schedulers;
   ClusterCache cache(RealClock(), std::move(cache_options));
   kube::Informer<Node> nodes(clients->watch.get(), kube::ResourceRef::Core("nodes"),
                              kube::DecodeNode, kube::DecodeNodeList);

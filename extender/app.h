@@ -49,6 +49,7 @@ struct ExtenderFlags {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   PolicyConfig policy;
+  bool scheduler_names_given = false;  // a --scheduler-name replaced the default
   GangControllerOptions gang;
   // --gpu-topology-profiles: GPU topologies by model, for nodes without the
   // muster.io/gpu-topology annotation (read once at start).

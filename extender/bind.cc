@@ -110,7 +110,7 @@ std::optional<BindPlan> CheckPod(const BindPlan& plan, const PodRecord* pod) {
 // the bind may go on.
 std::optional<BindPlan> CheckGang(const BindPlan& plan, const PodRecord& pod, const PodGroup* group,
                                   const std::optional<Placement>& own) {
-  if (pod.group.empty()) return std::nullopt;
+  if (pod.group.empty() || pod.implicit_group) return std::nullopt;
   if (group != nullptr && group->spec.min_member <= 1) return std::nullopt;
   const kube::ExtenderBindingArgs& args = plan.args;
   if (own.has_value() && own->assumed && own->node == args.node) return std::nullopt;

@@ -18,11 +18,6 @@
 namespace muster::extender {
 namespace {
 
-std::string GroupKeyOf(const Pod& pod) {
-  std::string group = pod.GroupName();
-  return group.empty() ? group : ObjectKey(pod.meta.namespace_, group);
-}
-
 // The GPUs a bound pod's muster.io/gpu-ids names; 0 when it names none or
 // cannot be read (the pod then holds a count of GPUs, not which).
 GpuMask GpusOf(const Pod& pod) {
@@ -37,14 +32,16 @@ GpuMask GpusOf(const Pod& pod) {
   return *gpus;
 }
 
-PodRecord RecordOf(const Pod& pod) {
+PodRecord RecordOf(const Pod& pod, const std::vector<std::string>& gang_schedulers) {
+  GroupRef group = GroupOfPod(pod, gang_schedulers);
   return PodRecord{.namespace_ = pod.meta.namespace_,
                    .name = pod.meta.name,
                    .node_name = pod.spec.node_name,
                    .request = pod.EffectiveRequest(),
                    .terminal = pod.IsTerminal(),
                    .terminating = pod.meta.deletion_timestamp.has_value(),
-                   .group = GroupKeyOf(pod),
+                   .group = std::move(group.key),
+                   .implicit_group = group.implicit,
                    .gpus = GpusOf(pod),
                    .evictable = gang::Evictable(pod)};
 }
@@ -403,7 +400,7 @@ void ClusterState::DeleteNode(std::string_view name) {
 
 void ClusterState::UpsertPod(const Pod& pod) {
   if (pod.meta.uid.empty()) return;
-  PodRecord next = RecordOf(pod);
+  PodRecord next = RecordOf(pod, options_.gang_schedulers);
   auto [it, inserted] = pods_.try_emplace(pod.meta.uid);
   PodRecord& current = it->second;
   if (inserted || !SameContribution(current, next)) {
@@ -438,7 +435,7 @@ void ClusterState::DeletePod(std::string_view uid) {
 // ---- gang members ----
 
 void ClusterState::IndexGangPod(const Pod& pod, const std::string& old_group) {
-  const std::string group = GroupKeyOf(pod);
+  const std::string& group = pods_.at(pod.meta.uid).group;
   if (!old_group.empty() && old_group != group) UnindexGangPod(pod.meta.uid, old_group);
   if (!group.empty()) gang_pods_[group][pod.meta.uid] = std::make_shared<const Pod>(pod);
   ++gang_generation_;

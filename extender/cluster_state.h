@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "extender/gpu_ledger.h"
+#include "extender/queue_gate.h"
 #include "extender/workload_index.h"
 #include "model/clock.h"
 #include "model/node.h"
@@ -265,7 +266,10 @@ struct PodRecord {
   bool terminal = false;     // Succeeded or Failed: holds nothing any more
   bool terminating = false;  // deletionTimestamp set: still holds its resources
   std::string group;         // "namespace/podgroup" of a gang member, "" otherwise
-  GpuMask gpus = 0;          // its muster.io/gpu-ids (0: none, or unreadable)
+  // The group is Volcano's PodGroup of one for a plain pod of a served
+  // scheduler (Pod::ImplicitGroupName): no API object, derived from the pod.
+  bool implicit_group = false;
+  GpuMask gpus = 0;  // its muster.io/gpu-ids (0: none, or unreadable)
   // gang::Evictable(pod) (conformance): false for kube-system and
   // system-critical pods, which /preempt never agrees to evict.
   bool evictable = true;
@@ -358,6 +362,11 @@ struct ClusterStateOptions {
   // GPU topologies of nodes without the muster.io/gpu-topology annotation,
   // by GPU model (gpu_ledger.h).
   GpuProfiles gpu_profiles;
+  // The schedulerNames muster's profile serves: their pods naming no
+  // PodGroup are each in Volcano's PodGroup of one (ImplicitPodGroup,
+  // workload_index.h) and so in a queue. Pods of other schedulers are in
+  // none.
+  std::vector<std::string> gang_schedulers = {std::string(kVolcanoSchedulerName)};
 };
 
 class ClusterState {
@@ -379,8 +388,14 @@ class ClusterState {
   WorkloadIndex& workloads() { return workloads_; }
   const WorkloadIndex& workloads() const { return workloads_; }
 
+  // ---- the queue gate of pods no gang pass releases (queue_gate.h).
+  QueueGate& queue_gate() { return queue_gate_; }
+  const QueueGate& queue_gate() const { return queue_gate_; }
+  const std::vector<std::string>& gang_schedulers() const { return options_.gang_schedulers; }
+
   // ---- gang members (the gang controller's input).
-  // The pods naming a PodGroup (Pod::GroupName()), whole, by uid; keyed by
+  // The pods naming a PodGroup (Pod::GroupName()), and those in an implicit
+  // one (PodRecord::implicit_group), whole, by uid; keyed by
   // "namespace/podgroup". Kept from the first sight of a pod to its deletion,
   // finished ones included (the PodGroup's counts need them).
   using GangPods = std::map<std::string, std::shared_ptr<const Pod>, std::less<>>;
@@ -418,6 +433,8 @@ class ClusterState {
   const PodRecord* FindPod(std::string_view uid) const;
   std::optional<Placement> PlacementOf(std::string_view uid) const;
   size_t node_count() const { return known_nodes_; }
+  // The injected clock's time.
+  Time now() const { return clock_.Now(); }
   size_t pod_count() const { return pods_.size(); }
   size_t assumed_count() const { return assumed_.size(); }
   uint64_t generation() const { return generation_; }
@@ -477,6 +494,7 @@ class ClusterState {
   size_t known_nodes_ = 0;
   uint64_t generation_ = 0;
   WorkloadIndex workloads_;
+  QueueGate queue_gate_;
   std::unordered_map<std::string, PodRecord, StringHash, std::equal_to<>> pods_;
   std::unordered_map<std::string, Assumption, StringHash, std::equal_to<>> assumed_;
   std::set<std::pair<Time, std::string>> expiry_;  // (expires, uid) of assumed_

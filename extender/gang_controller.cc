@@ -223,14 +223,25 @@ std::string Summary(const std::vector<gang::Assignment>& assignments) {
   return out;
 }
 
-// A gang of one whose pod carries no gate goes the usual way (filter fits it
-// anywhere); only gated members wait for the controller.
-void DropUngatedPending(gang::Gang& g) {
-  std::erase_if(g.members, [](const gang::Member& m) {
-    const auto& gates = m.pod->spec.scheduling_gates;
-    return m.state == MemberState::kPending &&
-           std::find(gates.begin(), gates.end(), kGangGate) == gates.end();
-  });
+bool Gated(const gang::Member& m) {
+  const auto& gates = m.pod->spec.scheduling_gates;
+  return std::find(gates.begin(), gates.end(), kGangGate) != gates.end();
+}
+
+// Whether the pass plans a pending member. A member of a gang of one whose
+// pod carries no gate goes the usual way: filter fits it anywhere once its
+// queue admits it (queue_gate.h), and the pass plans it only when the queue
+// turned it away - then in queue order, like any gang.
+// A waiting one is planned only while its queue takes new work, as filter
+// would admit it: the other pods of its group (a ReplicaSet's) running in a
+// queue since deleted or closed do not make room for it.
+bool PassPlans(const gang::Gang& g, const gang::Member& m, const WaitingPods& waiting,
+               const std::map<std::string, Queue, std::less<>>& queues) {
+  if (g.spec.min_member > 1 || Gated(m)) return true;
+  if (!waiting.contains(m.pod->meta.uid)) return false;
+  const std::string name = QueueName(g.spec);
+  const auto queue = queues.find(name);
+  return queue == queues.end() ? name == kDefaultQueue : queue->second.IsOpen();
 }
 
 // One walk over the nodes: the free capacity of the schedulable ones (what
@@ -256,15 +267,44 @@ void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) 
 
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e6; }
 
-// The gangs the pass plans: all but those their queue holds back.
+// The gangs the pass plans: all but those their queue holds back, without
+// the pending members it leaves to filter (PassPlans).
 std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
-                                     const std::vector<gang::Wait>& held) {
-  if (held.empty()) return gangs;
+                                     const std::vector<gang::Wait>& held,
+                                     const WaitingPods& waiting,
+                                     const std::map<std::string, Queue, std::less<>>& queues) {
   std::set<std::string> keys;
   for (const gang::Wait& w : held) keys.insert(w.key);
   std::vector<gang::Gang> out;
+  out.reserve(gangs.size());
   for (const gang::Gang& g : gangs) {
-    if (!keys.contains(g.key)) out.push_back(g);
+    if (keys.contains(g.key)) continue;
+    out.push_back(g);
+    std::erase_if(out.back().members, [&](const gang::Member& m) {
+      return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
+    });
+  }
+  return out;
+}
+
+// What the applied plans reserved, per queue of each gang's path.
+std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>& gangs,
+                                                  const gang::PassResult& result,
+                                                  const std::vector<std::string>& applied) {
+  std::map<std::string, Resources> out;
+  for (const gang::GangPlan& plan : result.plans) {
+    if (!Contains(applied, plan.key)) continue;
+    const auto g = std::ranges::find(gangs, plan.key, &gang::Gang::key);
+    if (g == gangs.end() || g->queues.empty()) continue;
+    Resources need;
+    for (const gang::Assignment& a : plan.reserve) {
+      const auto m = std::ranges::find_if(g->members, [&](const gang::Member& member) {
+        return member.pod->meta.uid == a.pod_uid;
+      });
+      if (m != g->members.end()) need += m->pod->EffectiveRequest();
+    }
+    need.Erase(kPods);
+    for (const std::string& queue : g->queues) out[queue] += need;
   }
   return out;
 }
@@ -285,17 +325,21 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
   GangInputs in;
   const ClusterSnapshot snapshot = state.Snapshot();
   bool needs_view = false;
-  for (const auto& [key, group] : snapshot.workloads().pod_groups()) {
+  const QueueGate& gate = state.queue_gate();
+  in.waiting = gate.waiting();
+  in.charged = gate.charged();
+  auto add = [&](const std::string& key, const PodGroup& group) {
     auto pods = state.gang_pods().find(key);
     gang::Gang g = GangOf(group, pods == state.gang_pods().end() ? nullptr : &pods->second, state);
-    if (g.spec.min_member <= 1) DropUngatedPending(g);
     // Admission (Pending -> Inqueue) weighs spec.minResources against the
     // free capacity, before any pod exists: the reconciler creates a Job's
     // pods only after it.
     const bool awaits_admission = gang::AwaitsAdmission(g) && g.spec.min_resources.has_value();
     needs_view = needs_view || awaits_admission ||
-                 std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
-                   return m.state == MemberState::kPending || m.state == MemberState::kReserved;
+                 std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+                   return m.state == MemberState::kReserved ||
+                          (m.state == MemberState::kPending &&
+                           PassPlans(g, m, in.waiting, snapshot.workloads().queues()));
                  });
     if (auto it = reserved_since.find(key); it != reserved_since.end()) {
       g.reserved_since = it->second;
@@ -307,9 +351,27 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
         m.terminating = true;
       }
     }
+    for (const gang::Member& m : g.members) {
+      if (m.state == MemberState::kPending) in.pending.insert(m.pod->meta.uid);
+    }
     if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
     in.gangs.push_back(std::move(g));
     in.groups.emplace(key, group);
+  };
+  for (const auto& [key, group] : snapshot.workloads().pod_groups()) add(key, group);
+  // Volcano's PodGroups of one (plain pods of a served scheduler): derived
+  // from their first pod, kept in no API object.
+  for (const auto& [key, pods] : state.gang_pods()) {
+    if (pods.empty() || in.groups.contains(key)) continue;
+    const Pod& first = *pods.begin()->second;
+    if (!first.GroupName().empty()) continue;  // names a PodGroup not created yet
+    PodGroup group = ImplicitPodGroup(first);
+    for (const auto& [uid, pod] : pods) {
+      group.meta.creation_timestamp =
+          std::min(group.meta.creation_timestamp, pod->meta.creation_timestamp);
+    }
+    in.implicit.insert(key);
+    add(key, group);
   }
   // The view only matters when some gang has members to place (or
   // reservations to keep): the passes between copy no 1000 nodes.
@@ -430,6 +492,7 @@ struct GangController::Memory {
   std::map<std::string, Time> admitted_at;           // gang key -> admission, until minMember bound
   std::set<std::string> started;                     // gangs that reached minMember once
   std::map<std::string, std::string> woken;          // pod uid -> node it was woken/ungated for
+  std::set<std::string> planned;                     // pod uids a pass reserved (not bind)
   std::map<std::string, PodGroupStatus> written;     // gang key -> status last written
   std::map<std::string, Time> written_at;            // gang key -> when
   std::map<std::string, QueueStatus> queue_written;  // queue -> status last written
@@ -629,13 +692,23 @@ void GangController::RunPass() {
        ApplyNetworkTiers(options_.network_tiers, inputs.view, inputs.groups, inputs.gangs)) {
     queues.held.push_back(std::move(w));
   }
-  gang::PassResult result = gang::RunPass(inputs.view, PlannedGangs(inputs.gangs, queues.held),
-                                          inputs.victims, now, options_.pass, queues.limits);
+  // The pass plans within what the pods the queue gate admitted left.
+  gang::QueueLimits limits = queues.limits;
+  ChargeLimits(limits, inputs.charged);
+  gang::PassResult result = gang::RunPass(
+      inputs.view, PlannedGangs(inputs.gangs, queues.held, inputs.waiting, inputs.queues),
+      inputs.victims, now, options_.pass, limits);
   result.waits.insert(result.waits.end(), queues.held.begin(), queues.held.end());
   std::vector<std::string> applied;
   const Duration ttl = options_.pass.reservation_timeout * 2;
-  cluster_->Exclusive(
-      [&](ClusterState& state) { applied = ApplyPass(state, inputs, result, ttl); });
+  cluster_->Exclusive([&](ClusterState& state) {
+    applied = ApplyPass(state, inputs, result, ttl);
+    state.queue_gate().Publish(
+        BoardOf(queues, inputs.queues, ReservedPerQueue(inputs.gangs, result, applied),
+                result.waits, now),
+        [&](std::string_view uid) { return !inputs.pending.contains(uid); },
+        options_.queue_charge_ttl);
+  });
   GangWrites writes = Writes(inputs, queues, result, applied, now);
   Account(inputs, now);
   if (metrics_->pass != nullptr) {
@@ -696,10 +769,19 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
       mem.reserved_since[g.key] = now;
     }
     mem.scheduled[g.key] = scheduled;
-    // Wake the reserved members: lift the gate, or touch the pod.
+    if (was_applied) {
+      for (const gang::GangPlan& p : result.plans) {
+        if (p.key != g.key) continue;
+        for (const gang::Assignment& a : p.reserve) mem.planned.insert(a.pod_uid);
+      }
+    }
+    // Wake the members the passes reserved: lift the gate, or touch the pod.
+    // (A member bind holds a node for - kube-scheduler admitted it - is
+    // reserved too, and needs nothing.)
     for (const gang::Member& m : g.members) {
       if (m.state != MemberState::kReserved) continue;
       reserved_uids.insert(m.pod->meta.uid);
+      if (!mem.planned.contains(m.pod->meta.uid)) continue;
       std::string& woken = mem.woken[m.pod->meta.uid];
       if (woken == m.node) continue;
       woken = m.node;
@@ -726,12 +808,13 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
     const bool admitted = Contains(result.admitted, g.key) || was_applied;
     PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, now);
     phases[g.key] = status.phase;
-    if (StatusWorthWriting(status, group.status, g.key, now)) {
+    const bool implicit = inputs.implicit.contains(g.key);  // no object to write to
+    if (!implicit && StatusWorthWriting(status, group.status, g.key, now)) {
       out.statuses.push_back({g.key, group.meta.namespace_, group.meta.name, status});
       mem.written[g.key] = status;
       mem.written_at[g.key] = now;
     }
-    if (was_applied) {
+    if (was_applied && !implicit) {
       for (const gang::GangPlan& p : result.plans) {
         if (p.key != g.key) continue;
         out.events.push_back(GroupEvent(
@@ -740,7 +823,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
             now));
       }
     }
-    if (Contains(result.expired, g.key)) {
+    if (Contains(result.expired, g.key) && !implicit) {
       out.events.push_back(GroupEvent(
           group, "Warning", "GangReservationExpired",
           "members did not bind within " + FormatGoDuration(options_.pass.reservation_timeout) +
@@ -785,6 +868,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
   debug += "]";
   // Forget what belongs to pods no longer reserved.
   KeepOnly(mem.woken, reserved_uids);
+  KeepOnly(mem.planned, reserved_uids);
   if (result.preemption.has_value()) PreemptionWrites(inputs, queues, *result.preemption, now, out);
   QueueWrites(inputs, queues, phases, now, out);
   for (auto* until : {&mem.preempting, &mem.evicted}) {
@@ -969,6 +1053,7 @@ void GangController::Account(const GangInputs& inputs, Time now) {
         metrics_->partial_gpu_seconds) {
       metrics_->partial_gpu_seconds->Increment(dt * static_cast<double>(BoundGpus(g)));
     }
+    if (inputs.implicit.contains(g.key)) continue;  // not a PodGroup object
     auto written = mem.written.find(g.key);
     const std::string& phase =
         written != mem.written.end() ? written->second.phase : inputs.groups.at(g.key).status.phase;

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,12 +82,17 @@ struct GangControllerOptions {
   // reservation: a member whose reservation expires unbound can only be
   // planned on that node again (the planner honours the affinity).
   bool pin_members = true;
+  // How long a pod the queue gate admitted counts against its queue before
+  // a pass sees it placed (kube-scheduler gave up on it after filter).
+  std::chrono::seconds queue_charge_ttl{30};
   // Reclaim hysteresis (queue_step.h).
   ReclaimTiming reclaim;
   // Network levels, top to bottom (--network-tiers; topology_step.h): gangs
   // are packed into the lowest tier that holds them. None: anywhere.
   topology::NetworkTiers network_tiers;
 };
+
+using WaitingPods = std::map<std::string, Time, std::less<>>;  // by pod uid
 
 // What gang/ needs, read from the cache.
 struct GangInputs {
@@ -96,6 +102,15 @@ struct GangInputs {
   std::map<std::string, PodGroup> groups;            // by gang key, as the watch saw them
   std::map<std::string, Queue, std::less<>> queues;  // by name, as the watch saw them
   Resources free;                                    // free capacity of the schedulable nodes
+  // Keys of Volcano's PodGroups of one (ImplicitPodGroup): no API object,
+  // so no status or Event is written for them.
+  std::set<std::string> implicit;
+  // The queue gate's state (queue_gate.h): pods it turned away, and what
+  // the pods it admitted hold per queue until a pass sees them placed.
+  WaitingPods waiting;
+  std::map<std::string, Resources, std::less<>> charged;
+  // Uids of the members without a node (no reservation either).
+  std::set<std::string, std::less<>> pending;
 };
 
 // Builds the inputs from `state`. `reserved_since` and `preempting` are the

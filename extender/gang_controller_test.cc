@@ -79,6 +79,41 @@ int ReservedMembers(TestCluster& cluster, std::string_view group, int members) {
   return reserved;
 }
 
+// A plain pod of schedulerName volcano (no PodGroup named) in `queue`
+// ("" for none), asking `cores` cpu.
+Pod PlainPod(std::string_view name, std::string_view queue, int cores) {
+  PodBuilder pod = MakePod(std::string(name))
+                       .Namespace("ml")
+                       .Uid("uid-" + std::string(name))
+                       .SchedulerName("volcano")
+                       .Cpu(std::to_string(cores));
+  if (!queue.empty()) pod.Queue(queue);
+  return pod;
+}
+
+// Filter of a whole pod: the nodes it passes, or the reason it is held.
+std::string FilterPod(TestCluster& cluster, const Pod& pod) {
+  StatusOr<kube::ExtenderFilterResult> result = kube::DecodeExtenderFilterResult(
+      cluster.pipeline.Filter(FilterArgs(pod, {"gpu-0", "gpu-1"})).body);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return "";
+  if (result->node_names && !result->node_names->empty()) {
+    std::string nodes;
+    for (const std::string& n : *result->node_names) nodes += (nodes.empty() ? "" : ",") + n;
+    return nodes;
+  }
+  return result->failed_and_unresolvable_nodes.empty()
+             ? "none"
+             : result->failed_and_unresolvable_nodes.begin()->second;
+}
+
+// The pod, bound to `node` and Running (as the watch shows it after bind).
+Pod BoundTo(Pod pod, std::string node) {
+  pod.spec.node_name = std::move(node);
+  pod.status.phase = "Running";
+  return pod;
+}
+
 kube::ExtenderFilterResult Filter(TestCluster& cluster, std::string_view pod_name,
                                   std::vector<std::string> nodes) {
   Pod pod = MakePod(std::string(pod_name)).Namespace("ml").Uid("uid-" + std::string(pod_name));
@@ -229,6 +264,120 @@ TEST(GangControllerTest, UnclaimedReservationsExpireAndFreeTheCapacity) {
   });
   controller.RunPass();
   EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 2) << "planned again on the next pass";
+}
+
+// Plain pods of schedulerName volcano (Deployments, Argo steps) are each in
+// Volcano's PodGroup of one (pkg/controllers/podgroup/pg_controller_handler.go)
+// in the queue their scheduling.volcano.sh/queue-name annotation names: the
+// queue's capability holds them back at filter, with no API write for those
+// it admits; one it turned away is planned by the pass once there is room,
+// reserved and woken (one annotation patch), and filter pins it there.
+TEST(GangControllerTest, PlainPodsAreGangsOfOneInTheirQueue) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  cluster.Add(MakeQueue("small").Capability(test::Res({{"cpu", "2"}})));
+  const Pod p1 = PlainPod("p1", "small", 1), p2 = PlainPod("p2", "small", 1),
+            p3 = PlainPod("p3", "small", 1);
+  for (const Pod& p : {p1, p2, p3}) cluster.Add(p);
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+
+  EXPECT_EQ(FilterPod(cluster, p1), "gpu-0,gpu-1");
+  EXPECT_EQ(FilterPod(cluster, p2), "gpu-0,gpu-1");
+  EXPECT_EQ(FilterPod(cluster, p3),
+            "muster: queue small is at its capability: needs cpu=1 (0 left)");
+  EXPECT_EQ(FilterPod(cluster, PlainPod("lost", "nope", 1)),
+            "muster: queue \"nope\" does not exist: create it, or name another in the "
+            "scheduling.volcano.sh/queue-name annotation");
+  EXPECT_EQ(FilterPod(cluster, PlainPod("free", "", 8)), "gpu-0,gpu-1") << "default: no limit";
+  Pod other = PlainPod("other", "small", 8);
+  other.spec.scheduler_name = "default-scheduler";
+  EXPECT_EQ(FilterPod(cluster, other), "gpu-0,gpu-1") << "another scheduler's pod: in no queue";
+
+  // p1 and p2 bind; the pass holds p3 back while the queue is full.
+  cluster.Add(BoundTo(p1, "gpu-0"));
+  cluster.Add(BoundTo(p2, "gpu-1"));
+  controller.RunPass();
+  EXPECT_FALSE(PlacementOf(cluster, "p3").has_value());
+  EXPECT_EQ(FilterPod(cluster, p3),
+            "muster: queue small is at its capability: needs cpu=1 (0 left)");
+  EXPECT_THAT(controller.DebugJson(), ::testing::HasSubstr(R"("waitReason":"QueueCapability")"));
+
+  // p1 completes: the pass reserves p3 and filter pins it to that node.
+  Pod done = BoundTo(p1, "gpu-0");
+  done.status.phase = "Succeeded";
+  cluster.Add(done);
+  controller.RunPass();
+  ASSERT_TRUE(PlacementOf(cluster, "p3").has_value());
+  EXPECT_EQ(FilterPod(cluster, p3), PlacementOf(cluster, "p3")->node);
+  cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
+}
+
+// A waiting plain pod is planned only while its queue takes new work: the
+// other pods of its ReplicaSet running in a queue since deleted (or closed)
+// make no room for it.
+TEST(GangControllerTest, AWaitingPlainPodOfAQueueGoneOrClosedIsNotPlanned) {
+  for (const bool closed : {false, true}) {
+    SCOPED_TRACE(closed ? "closed" : "deleted");
+    TestCluster cluster;
+    AddNodes(cluster, 2);
+    cluster.Add(MakeQueue("small").Capability(test::Res({{"cpu", "1"}})));
+    auto owned = [](Pod pod) {
+      pod.meta.owner_references.push_back(
+          OwnerReference{.kind = "ReplicaSet", .name = "rs", .uid = "rs-uid", .controller = true});
+      return pod;
+    };
+    const Pod running = owned(BoundTo(PlainPod("rs-a", "small", 1), "gpu-0"));
+    const Pod waiting = owned(PlainPod("rs-b", "small", 1));
+    cluster.Add(running);
+    cluster.Add(waiting);
+    GangController controller = MakeController(cluster);
+    controller.RunPass();
+    ASSERT_THAT(FilterPod(cluster, waiting), ::testing::HasSubstr("at its capability"));
+    if (closed) {
+      cluster.Add(MakeQueue("small").State("Closed"));
+    } else {
+      cluster.cache.DeleteQueue("small");
+    }
+    controller.RunPass();
+    EXPECT_FALSE(PlacementOf(cluster, "rs-b").has_value());
+    EXPECT_THAT(FilterPod(cluster, waiting),
+                ::testing::HasSubstr(closed ? "is not Open" : "does not exist"));
+  }
+}
+
+// A Volcano PodGroup of minMember 1 with minResources (Spark's, from its
+// template) is admitted whole before any member starts: the driver waits
+// while the PodGroup is Pending - its status says why - and is reserved by
+// the pass that admits it.
+TEST(GangControllerTest, ASparkPodGroupOfOneStartsOnlyOnceAdmitted) {
+  TestCluster cluster;
+  AddNodes(cluster, 1);  // 8 GPUs
+  cluster.Add(MakePodGroup("spark").Namespace("ml").MinMember(1).MinResources(
+      test::Res({{"cpu", "2"}, {"nvidia.com/gpu", "16"}})));
+  const Pod driver = MakePod("spark-driver")
+                         .Namespace("ml")
+                         .Uid("uid-spark-driver")
+                         .SchedulerName("volcano")
+                         .Group("spark")
+                         .Cpu("1");
+  cluster.Add(driver);
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+  EXPECT_THAT(FilterPod(cluster, driver),
+              ::testing::HasSubstr("waits for admission to queue default"));
+  controller.RunPass();
+  EXPECT_FALSE(PlacementOf(cluster, "spark-driver").has_value()) << "16 GPUs do not fit 8";
+  EXPECT_THAT(
+      controller.DebugJson(),
+      ::testing::HasSubstr(
+          R"x("waitMessage":"not admitted: spec.minResources needs nvidia.com/gpu=16 (8 free)")x"));
+
+  // The cluster grows: the PodGroup is admitted and its driver reserved.
+  cluster.Add(MakeNode("gpu-1").Cpu("64").Memory("512Gi").Gpu(8).Pods(110));
+  controller.RunPass();
+  ASSERT_TRUE(PlacementOf(cluster, "spark-driver").has_value());
+  EXPECT_EQ(FilterPod(cluster, driver), PlacementOf(cluster, "spark-driver")->node);
 }
 
 // A slow API server sees one write per object: later patches and statuses

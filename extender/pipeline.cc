@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "extender/queue_step.h"
+
 namespace muster::extender {
 
 std::vector<std::string> ManagedResources(const PolicyConfig& config) {
@@ -70,38 +72,86 @@ PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
   return demand;
 }
 
-GateVerdict AdmitByQueue(const Pod& /*pod*/, const ClusterSnapshot& /*snapshot*/) {
-  // The queue issue decides here (capability, fair share, Inqueue phase).
-  return GateVerdict{};
+namespace {
+
+GateVerdict Held(std::string_view code, std::string message) {
+  return GateVerdict{.action = GateAction::kReject,
+                     .code = code,
+                     .reason = std::string(kReasonPrefix) + std::move(message)};
 }
 
-GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot) {
-  const std::string group = pod.GroupName();
-  if (group.empty()) return GateVerdict{};
+// A PodGroup the pass has not admitted yet, with something to admit: its
+// members wait (Volcano's enqueue lets a PodGroup in whole, by minResources).
+bool AwaitsGroupAdmission(const PodGroup& group) {
+  const std::string& phase = group.status.phase;
+  return (phase.empty() || phase == kPodGroupPending) && group.spec.min_resources.has_value();
+}
+
+}  // namespace
+
+GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
+                        const std::vector<std::string>& gang_schedulers) {
   const std::optional<Placement>& own = snapshot.pod_placement();
   // Reserved (or, on a retry, already bound): that node and no other.
   if (own.has_value()) return GateVerdict{.pinned_node = own->node};
-  const std::string key = ObjectKey(pod.meta.namespace_, group);
-  const PodGroup* pod_group = snapshot.workloads().FindPodGroup(key);
+  const GroupRef group = GroupOfPod(pod, gang_schedulers);
+  if (group.key.empty() || group.implicit) return GateVerdict{};
+  const PodGroup* pod_group = snapshot.workloads().FindPodGroup(group.key);
   if (pod_group == nullptr) {
-    return GateVerdict{.action = GateAction::kReject,
-                       .code = kReasonNoPodGroup,
-                       .reason = std::string(kReasonPrefix) + "PodGroup " + key +
-                                 " does not exist: the pod waits for it"};
+    return Held(kReasonNoPodGroup,
+                "PodGroup " + group.key + " does not exist: the pod waits for it");
   }
-  if (pod_group->spec.min_member <= 1) return GateVerdict{};
-  return GateVerdict{.action = GateAction::kReject,
-                     .code = kReasonGangWaiting,
-                     .reason = std::string(kReasonPrefix) + "gang " + key +
-                               " waits until all its members can be placed together (see the "
-                               "PodGroup's status)"};
+  if (pod_group->spec.min_member > 1) {
+    return Held(kReasonGangWaiting, "gang " + group.key +
+                                        " waits until all its members can be placed together "
+                                        "(see the PodGroup's status)");
+  }
+  if (AwaitsGroupAdmission(*pod_group)) {
+    return Held(kReasonAwaitingAdmission,
+                "PodGroup " + group.key + " waits for admission to queue " +
+                    QueueName(pod_group->spec) +
+                    ": its spec.minResources must fit first (see the PodGroup's status)");
+  }
+  return GateVerdict{};
 }
 
-GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot) {
-  // Queue before gang: a gang is only worth placing once its queue admits it.
-  GateVerdict queue = AdmitByQueue(pod, snapshot);
-  if (queue.action != GateAction::kAdmit) return queue;
-  return AdmitByGang(pod, snapshot);
+GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot,
+                     const std::vector<std::string>& gang_schedulers) {
+  return AdmitByGang(pod, snapshot, gang_schedulers);
+}
+
+std::optional<QueueAsk> QueueAskOf(const Pod& pod, const ClusterSnapshot& snapshot,
+                                   const std::vector<std::string>& gang_schedulers) {
+  if (snapshot.pod_placement().has_value()) return std::nullopt;
+  const GroupRef group = GroupOfPod(pod, gang_schedulers);
+  if (group.key.empty()) return std::nullopt;
+  std::string queue;
+  if (group.implicit) {
+    queue = QueueName(ImplicitPodGroup(pod).spec);
+  } else {
+    const PodGroup* pod_group = snapshot.workloads().FindPodGroup(group.key);
+    if (pod_group == nullptr || pod_group->spec.min_member > 1) return std::nullopt;
+    queue = QueueName(pod_group->spec);
+  }
+  return QueueAsk{
+      .pod_uid = pod.meta.uid, .queue = std::move(queue), .request = pod.EffectiveRequest()};
+}
+
+GateVerdict Pipeline::AskQueue(const Pod& pod, const ClusterSnapshot& snapshot,
+                               GateVerdict gang) const {
+  if (gang.code == kReasonAwaitingAdmission) {
+    cluster_->Exclusive(
+        [&](ClusterState& state) { state.queue_gate().MarkWaiting(pod.meta.uid, state.now()); });
+    return gang;
+  }
+  if (gang.action != GateAction::kAdmit) return gang;
+  const std::optional<QueueAsk> ask = QueueAskOf(pod, snapshot, config_.gang_schedulers);
+  if (!ask.has_value()) return gang;
+  QueueAnswer answer;
+  cluster_->Exclusive(
+      [&](ClusterState& state) { answer = state.queue_gate().Admit(*ask, state.now()); });
+  if (answer.admitted) return gang;
+  return Held(kReasonQueueWaiting, std::move(answer.message));
 }
 
 Pipeline::Pipeline(PolicyConfig config, ClusterAccess* cluster)

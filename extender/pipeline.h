@@ -5,9 +5,9 @@
 //   kube-scheduler --POST {prefix}/filter--> HTTP layer --> Pipeline::Filter(body) --> VerbReply
 //
 // One file per verb, each reading top to bottom as its steps:
-//   filter.cc      decode -> snapshot -> admission -> gang -> fit (or pin) -> encode
-//   prioritize.cc  decode -> snapshot -> admission -> gang -> score -> encode
-//   preempt.cc     decode -> snapshot -> admission -> gang -> narrow victims -> encode
+//   filter.cc      decode -> snapshot -> gang -> queue -> fit (or pin) -> encode
+//   prioritize.cc  decode -> snapshot -> gang -> score -> encode
+//   preempt.cc     decode -> snapshot -> gang -> narrow victims -> encode
 //   bind.cc        decode -> reserve (plan + Assume, atomically) -> [the HTTP layer
 //                  POSTs plan.binding] -> finish (keep or release the reservation) -> encode
 // pipeline.cc holds the steps the verbs share (decode of the candidates, the
@@ -43,10 +43,12 @@
 //
 // The default policy: fit on the resources muster manages (nvidia.com/gpu
 // plus PolicyConfig::extra_managed_resources) against the cache; score by GPU
-// binpack (fewer partially used GPU nodes) or, configured, spread. Admission
-// (queue) is a pass-through step the queue policy fills in. The gang step
-// holds a gang member until the gang controller (gang_controller.h) has
-// reserved its whole gang, then pins it to its reserved node.
+// binpack (fewer partially used GPU nodes) or, configured, spread. The gang
+// step holds a gang member until the gang controller (gang_controller.h) has
+// reserved its whole gang, then pins it to its reserved node. The queue step
+// (filter only) asks the queue of a pod no gang pass releases - a plain pod,
+// in Volcano's PodGroup of one, or an ungated member of a PodGroup of
+// minMember <= 1 - whether it may start now (queue_gate.h).
 //
 // Thread-safety: a Pipeline is immutable after construction; its methods may
 // run concurrently if its ClusterAccess is thread-safe (ClusterCache is).
@@ -83,6 +85,9 @@ struct PolicyConfig {
   // managed (e.g. "rdma/hca"). Duplicates are ignored.
   std::vector<std::string> extra_managed_resources;
   ScoreStrategy score_strategy = ScoreStrategy::kBinpack;
+  // ClusterStateOptions::gang_schedulers: the schedulerNames whose plain pods
+  // are each Volcano's PodGroup of one (the same list the cache uses).
+  std::vector<std::string> gang_schedulers = {std::string(kVolcanoSchedulerName)};
 };
 
 // nvidia.com/gpu plus config.extra_managed_resources, sorted, unique.
@@ -115,9 +120,13 @@ inline constexpr std::string_view kReasonPodMismatch = "pod_mismatch";
 inline constexpr std::string_view kReasonPodFinished = "pod_finished";
 inline constexpr std::string_view kReasonApiError = "api_error";
 // gang (filter, bind)
-inline constexpr std::string_view kReasonGangWaiting = "gang_waiting";    // Unresolvable
-inline constexpr std::string_view kReasonNoPodGroup = "no_podgroup";      // Unresolvable
-inline constexpr std::string_view kReasonReservedElsewhere = "reserved";  // Unresolvable
+inline constexpr std::string_view kReasonGangWaiting = "gang_waiting";  // Unresolvable
+inline constexpr std::string_view kReasonNoPodGroup = "no_podgroup";    // Unresolvable
+// A PodGroup of minMember <= 1 not admitted yet (Pending: its minResources
+// wait for room), or a queue that holds the pod back (filter).
+inline constexpr std::string_view kReasonAwaitingAdmission = "awaiting_admission";  // Unresolvable
+inline constexpr std::string_view kReasonQueueWaiting = "queue_waiting";            // Unresolvable
+inline constexpr std::string_view kReasonReservedElsewhere = "reserved";            // Unresolvable
 // preempt
 inline constexpr std::string_view kReasonVictimsKept = "victims_kept";
 inline constexpr std::string_view kReasonNoVictims = "no_victims";
@@ -253,17 +262,26 @@ PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
 // The entries of `request` named in `managed` with a positive amount.
 Resources ManagedPart(const Resources& request, const std::vector<std::string>& managed);
 
-// admission (queue): may the pod's queue start it now? Pass-through: admits.
-GateVerdict AdmitByQueue(const Pod& pod, const ClusterSnapshot& snapshot);
-// gang: may the pod's group be placed now? A pod naming no PodGroup, or one
-// of minMember <= 1, goes on as usual; one whose PodGroup does not exist
-// waits for it (Unresolvable); a gang member goes on, pinned to its node,
-// only once the gang controller has reserved the whole gang's placement
-// (snapshot.pod_placement() is then an assumed placement), and waits
-// (Unresolvable, so kube-scheduler's preemption does not try) before that.
-GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot);
-// Both gates in order; the first that does not admit decides.
-GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot);
+// gang: may the pod's group be placed now? A pod holding a reservation goes
+// on pinned to its node (snapshot.pod_placement() is an assumed placement).
+// Otherwise: a pod in no group (GroupOfPod) goes on as usual, and so does
+// one in Volcano's PodGroup of one; one whose PodGroup does not exist waits
+// for it; a member of a PodGroup of minMember <= 1 goes on once the PodGroup
+// is admitted (Inqueue or beyond, or it sets no minResources: nothing to
+// admit) and waits before (kReasonAwaitingAdmission); a gang member waits
+// until the gang controller has reserved the whole gang. Every wait is
+// Unresolvable, so kube-scheduler's preemption does not try.
+GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
+                        const std::vector<std::string>& gang_schedulers);
+// The pure gates (the gang gate) - what filter, prioritize and preempt share.
+GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot,
+                     const std::vector<std::string>& gang_schedulers);
+// queue: what the filter asks the pod's queue (QueueGate::Admit), or nothing
+// when the queue has had its say already: a pod holding a reservation (the
+// gang pass charged its queue), a member of a gang of minMember > 1, a pod
+// in no group.
+std::optional<QueueAsk> QueueAskOf(const Pod& pod, const ClusterSnapshot& snapshot,
+                                   const std::vector<std::string>& gang_schedulers);
 
 // ---------------------------------------------------------------------------
 // filter.cc
@@ -423,6 +441,11 @@ class Pipeline {
   const std::vector<std::string>& managed_resources() const { return managed_; }
 
  private:
+  // Filter's queue step after the gang gate admitted the pod (`gang`): the
+  // queue gate's answer, as a verdict; a pod whose PodGroup awaits admission
+  // is remembered as waiting, for the gang controller to plan.
+  GateVerdict AskQueue(const Pod& pod, const ClusterSnapshot& snapshot, GateVerdict gang) const;
+
   const PolicyConfig config_;
   const std::vector<std::string> managed_;
   ClusterAccess* const cluster_;

@@ -138,15 +138,6 @@ TEST(PipelineTest, DemandCreditsThePodsOwnPlacementOnItsNodeOnly) {
   EXPECT_EQ(demand.Credit("n2", "nvidia.com/gpu"), 0);
 }
 
-TEST(PipelineTest, QueueGateAdmitsEveryPod) {
-  FakeClock clock;
-  ClusterState state(clock);
-  for (const Pod& pod : {Pod(MakePod("single").Gpu(1)), Pod(MakePod("queued").Queue("research"))}) {
-    SCOPED_TRACE(pod.meta.name);
-    EXPECT_EQ(AdmitByQueue(pod, state.Snapshot()), GateVerdict{});
-  }
-}
-
 // The gang gate: who goes on to fit, who waits (Unresolvable, so
 // kube-scheduler's preemption never tries), who is pinned to a reservation.
 TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
@@ -159,7 +150,23 @@ TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
     std::string pinned;
   };
   const std::vector<Case> cases = {
-      {"no group: usual path", MakePod("single").Namespace("ml").Gpu(1), false, GateAction::kAdmit,
+      {"no group, another scheduler: usual path",
+       MakePod("single").Namespace("ml").SchedulerName("default-scheduler").Gpu(1), false,
+       GateAction::kAdmit, kReasonAdmitted, ""},
+      {"plain pod of volcano, Volcano's PodGroup of one: usual path (its queue decides later)",
+       MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), false, GateAction::kAdmit,
+       kReasonAdmitted, ""},
+      {"reserved plain pod pinned to its node",
+       MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), true, GateAction::kAdmit,
+       kReasonAdmitted, "gpu-1"},
+      // Volcano's enqueue admits a PodGroup whole, by its minResources, before
+      // any member is allocated (pkg/scheduler/actions/enqueue/enqueue.go):
+      // Spark's driver waits until its PodGroup is Inqueue.
+      {"minMember 1 with minResources, still Pending: waits for admission",
+       MakePod("spark-driver").Namespace("ml").Group("spark-pending"), false, GateAction::kReject,
+       kReasonAwaitingAdmission, ""},
+      {"minMember 1 with minResources, Inqueue: usual path",
+       MakePod("spark-exec-1").Namespace("ml").Group("spark-inqueue"), false, GateAction::kAdmit,
        kReasonAdmitted, ""},
       {"group of one: usual path", MakePod("solo-0").Namespace("ml").Group("solo").Gpu(1), false,
        GateAction::kAdmit, kReasonAdmitted, ""},
@@ -179,11 +186,22 @@ TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
     ClusterState state(clock);
     state.workloads().UpsertPodGroup(test::MakePodGroup("solo").Namespace("ml").MinMember(1));
     state.workloads().UpsertPodGroup(test::MakePodGroup("dist").Namespace("ml").MinMember(4));
+    PodGroup pending = test::MakePodGroup("spark-pending")
+                           .Namespace("ml")
+                           .MinMember(1)
+                           .MinResources(Resources{{"cpu", 4000}});
+    state.workloads().UpsertPodGroup(pending);
+    PodGroup inqueue = test::MakePodGroup("spark-inqueue")
+                           .Namespace("ml")
+                           .MinMember(1)
+                           .MinResources(Resources{{"cpu", 4000}})
+                           .Phase("Inqueue");
+    state.workloads().UpsertPodGroup(inqueue);
     Pod pod = c.pod;
     pod.meta.uid = "uid-" + pod.meta.name;
     state.UpsertPod(pod);
     if (c.reserved) state.Assume(pod.meta.uid, "gpu-1", pod.EffectiveRequest());
-    const GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid));
+    const GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
     EXPECT_EQ(verdict.action, c.action);
     EXPECT_EQ(verdict.code, c.code);
     EXPECT_EQ(verdict.pinned_node, c.pinned);

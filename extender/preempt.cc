@@ -62,7 +62,9 @@ VictimGangs GangsOfVictims(const ClusterState& state,
       if (inserted) {
         VictimGang& gang = it->second;
         gang.key = pod->group;
-        if (const PodGroup* g = state.workloads().View().FindPodGroup(pod->group)) {
+        if (pod->implicit_group) {
+          gang.min_member = 1;  // Volcano's PodGroup of one
+        } else if (const PodGroup* g = state.workloads().View().FindPodGroup(pod->group)) {
           gang.min_member = g->spec.min_member;
         }
         if (auto members = state.gang_pods().find(pod->group); members != state.gang_pods().end()) {
@@ -161,8 +163,8 @@ VerbReply Pipeline::Preempt(std::string_view body) const {
   const size_t proposed_nodes = proposed.size();
   // snapshot: one view for every node's victims.
   const ClusterSnapshot snapshot = cluster_->Snapshot(args->pod.meta.uid);
-  // admission, gang: nobody is evicted for a pod that may not start now.
-  if (RunGates(args->pod, snapshot).action != GateAction::kAdmit) {
+  // gang: nobody is evicted for a pod that may not start now.
+  if (RunGates(args->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
     return EncodeVictims({}, proposed_nodes);
   }
   // narrow: the victims muster agrees to; never part of a gang, never a

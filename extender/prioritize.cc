@@ -121,8 +121,8 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   std::vector<int64_t> scores(candidates.names.size(), kube::kMinExtenderPriority);
   // snapshot: the same view for every node's score.
   const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
-  // admission, gang: a held pod is not placed, so muster prefers no node.
-  if (RunGates(request->pod, snapshot).action != GateAction::kAdmit) {
+  // gang: a held pod is not placed, so muster prefers no node.
+  if (RunGates(request->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
     return EncodePriorities(candidates, scores);
   }
   // score: every candidate against the cache.

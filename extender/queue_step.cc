@@ -212,6 +212,57 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
   return step;
 }
 
+void ChargeLimits(gang::QueueLimits& limits,
+                  const std::map<std::string, Resources, std::less<>>& charged) {
+  for (const auto& [name, held] : charged) {
+    const auto it = limits.find(name);
+    if (it == limits.end()) continue;
+    gang::QueueLimit& limit = it->second;
+    limit.allocated += held;
+    if (!limit.room) continue;
+    for (const auto& [resource, amount] : held.entries()) {
+      if (limit.room->Has(resource)) limit.room->Set(resource, limit.room->Get(resource) - amount);
+    }
+  }
+}
+
+QueueBoard BoardOf(const QueueStep& step, const std::map<std::string, Queue, std::less<>>& queues,
+                   const std::map<std::string, Resources>& reserved,
+                   const std::vector<gang::Wait>& waits, Time at) {
+  std::string owed_waiting;
+  for (const gang::Wait& w : waits) {
+    if (w.reason != gang::kWaitResources) continue;
+    const auto name = step.queue_of.find(w.key);
+    if (name == step.queue_of.end()) continue;
+    const auto limit = step.limits.find(name->second);
+    if (limit == step.limits.end()) continue;
+    const Resources& deserved = limit->second.deserved;
+    if (!deserved.IsZero() && limit->second.allocated.DominantShare(deserved) < 1.0) {
+      owed_waiting = name->second;
+      break;
+    }
+  }
+  QueueBoard board{.at = at};
+  for (const auto& [name, share] : step.shares.queues) {
+    QueueRoom room{.path = share.path, .deserved = share.deserved, .owed_waiting = owed_waiting};
+    if (const auto q = queues.find(name); q != queues.end()) room.open = q->second.IsOpen();
+    if (const auto limit = step.limits.find(name); limit != step.limits.end()) {
+      room.room = limit->second.room;
+      room.allocated = limit->second.allocated;
+    }
+    if (const auto taken = reserved.find(name); taken != reserved.end()) {
+      room.allocated += taken->second;
+      if (room.room) {
+        for (const auto& [resource, amount] : taken->second.entries()) {
+          if (room.room->Has(resource)) room.room->Set(resource, room.room->Get(resource) - amount);
+        }
+      }
+    }
+    board.queues.emplace(name, std::move(room));
+  }
+  return board;
+}
+
 void ApplyReclaimHysteresis(QueueStep& step, ReclaimMemory& memory, Time now,
                             const ReclaimTiming& timing) {
   std::erase_if(memory.recent,

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/queue_gate.h"
 #include "gang/gang.h"
 #include "model/queue.h"
 #include "model/resources.h"
@@ -65,6 +66,21 @@ std::string QueueName(const PodGroupSpec& spec);
 QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
                        const Resources& free, std::vector<gang::Gang>& gangs,
                        std::vector<gang::VictimCandidate>& victims);
+
+// Adds what the queue gate's admitted pods hold (`charged`, per queue, own
+// and descendants') to `limits`: less capability left, more allocated.
+void ChargeLimits(gang::QueueLimits& limits,
+                  const std::map<std::string, Resources, std::less<>>& charged);
+
+// The board the queue gate admits pods by after a pass (queue_gate.h): per
+// queue of the step, its path, whether it is Open (`queues`: the Queue
+// objects; "default" without one is Open), the capability left and what it
+// holds less/plus what the pass just reserved (`reserved`, per queue of each
+// gang's path), what it deserves, and the first queue owed capacity (below
+// its deserved share) whose gang waits for resources in `waits`.
+QueueBoard BoardOf(const QueueStep& step, const std::map<std::string, Queue, std::less<>>& queues,
+                   const std::map<std::string, Resources>& reserved,
+                   const std::vector<gang::Wait>& waits, Time at);
 
 // Time-based hysteresis for reclaim, kept by the controller between passes.
 struct ReclaimMemory {

@@ -1,8 +1,32 @@
 #include "extender/workload_index.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace muster::extender {
+
+GroupRef GroupOfPod(const Pod& pod, const std::vector<std::string>& gang_schedulers) {
+  if (std::string named = pod.GroupName(); !named.empty()) {
+    return GroupRef{.key = ObjectKey(pod.meta.namespace_, named)};
+  }
+  if (std::ranges::find(gang_schedulers, pod.spec.scheduler_name) == gang_schedulers.end()) {
+    return GroupRef{};
+  }
+  const std::string implicit = pod.ImplicitGroupName();
+  if (implicit.empty()) return GroupRef{};
+  return GroupRef{.key = ObjectKey(pod.meta.namespace_, implicit), .implicit = true};
+}
+
+PodGroup ImplicitPodGroup(const Pod& pod) {
+  PodGroup group;
+  group.meta.name = pod.ImplicitGroupName();
+  group.meta.namespace_ = pod.meta.namespace_;
+  group.meta.creation_timestamp = pod.meta.creation_timestamp;
+  group.spec.min_member = 1;
+  group.spec.queue = pod.QueueAnnotation();
+  group.spec.priority_class_name = pod.spec.priority_class_name;
+  return group;
+}
 
 namespace {
 

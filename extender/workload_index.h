@@ -13,11 +13,38 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "model/pod.h"
 #include "model/pod_group.h"
 #include "model/queue.h"
 
 namespace muster::extender {
+
+// The schedulerName of the kube-scheduler profile that calls muster.
+inline constexpr std::string_view kVolcanoSchedulerName = "volcano";
+
+// The PodGroup a pod belongs to, as the cache keys it.
+struct GroupRef {
+  std::string key;        // "namespace/name"; "" for none
+  bool implicit = false;  // Volcano's PodGroup of one (ImplicitPodGroup)
+};
+// The pod's group: the one it names (Pod::GroupName), else - for a pod of
+// one of `gang_schedulers` - the one Volcano's podgroup controller would make
+// for it (Pod::ImplicitGroupName), else none.
+GroupRef GroupOfPod(const Pod& pod, const std::vector<std::string>& gang_schedulers);
+
+// The PodGroup Volcano's podgroup controller makes for a plain pod
+// (pkg/controllers/podgroup/pg_controller_handler.go): minMember 1, the
+// queue of the pod's scheduling.volcano.sh/queue-name annotation, the pod's
+// priority class, created with the pod; no minResources (Volcano sets the
+// pod's own request: admitting it is the queue gate's call, queue_gate.h).
+// muster writes no such object: it lives in the cache only, derived from the
+// pod whenever needed, so a restart rebuilds it and no API write is spent
+// per pod. (Volcano reads minMember from the owner's
+// scheduling.volcano.sh/group-min-member annotation; muster does not read
+// owners: always 1.)
+PodGroup ImplicitPodGroup(const Pod& pod);
 
 // An immutable view of the index at one generation. Cheap to copy.
 class WorkloadView {

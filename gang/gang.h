@@ -353,8 +353,11 @@ Resources AdmissionNeed(const Gang& gang);
 // the limits of the queues named by Gang::queues (a queue missing from it
 // has none).
 // Details: `expired` is in GangOrder; an expired gang gets neither a plan nor
-// a wait in that pass. Every other gang with pending members is planned,
-// admitted or not (admission only gates pod creation). Admission
+// a wait in that pass. A gang refused admission (it has minResources, holds
+// nothing and does not fit now) waits with kWaitQueueCapability or
+// kWaitResources ("not admitted: ...") whether or not it has pods, and its
+// members are not planned: Volcano allocates only jobs its enqueue let in.
+// Every other gang with pending members is planned. Admission
 // reads Volcano's quota names in minResources as node resources
 // ("requests.cpu" is cpu; "limits.*" and "count/*" are ignored). The
 // preemptor is the first gang waiting with kWaitResources that is not

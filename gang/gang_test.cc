@@ -1073,6 +1073,62 @@ TEST(RunPassTest, ReclaimCanBeTurnedOff) {
   EXPECT_FALSE(r.preemption.has_value());
 }
 
+// A gang refused admission says why, pods or not (a Volcano Job has none
+// yet; Spark's driver exists), and its members are not placed until it is
+// admitted: Volcano's allocate action takes only jobs its enqueue action let
+// in (pkg/scheduler/actions/enqueue/enqueue.go,
+// pkg/scheduler/actions/allocate/allocate.go: Pending jobs are skipped).
+TEST(RunPassTest, AGangRefusedAdmissionWaitsWithWhyAndIsNotPlaced) {
+  const ClusterView view = MakeView({GpuNode("n1", 8)});
+  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  struct Case {
+    std::string name;
+    Gang gang;
+    QueueLimits queues;
+    std::string want_reason;  // "" for no wait
+    std::string want_message;
+    bool want_plan = false;
+  };
+  const std::vector<Case> cases = {
+      {.name = "no pods, minResources beyond the free capacity",
+       .gang = MakeGang("job").MinMember(2).MinResources(gpus(16)),
+       .want_reason = std::string(kWaitResources),
+       .want_message = "not admitted: spec.minResources needs nvidia.com/gpu=16 (8 free)"},
+      {.name = "no pods, beyond its queue's capability",
+       .gang = InQueue(MakeGang("job").MinMember(2).MinResources(gpus(4)), "tight"),
+       .queues = {{"tight", QueueLimit{.room = gpus(2)}}},
+       .want_reason = std::string(kWaitQueueCapability),
+       .want_message =
+           "not admitted: queue tight is at its capability: needs nvidia.com/gpu=4 (2 left)"},
+      {.name = "a driver of minMember 1 whose minResources do not fit is not placed",
+       .gang = MakeGang("spark").MinMember(1).MinResources(gpus(16)).Pending(Worker("driver", 0)),
+       .want_reason = std::string(kWaitResources),
+       .want_message = "not admitted: spec.minResources needs nvidia.com/gpu=16 (8 free)"},
+      {.name = "admitted in this pass: placed in the same pass",
+       .gang = MakeGang("spark").MinMember(1).MinResources(gpus(8)).Pending(Worker("driver", 0)),
+       .want_plan = true},
+      {.name = "Inqueue already: placed",
+       .gang = MakeGang("spark")
+                   .MinMember(1)
+                   .Phase(kPodGroupInqueue)
+                   .MinResources(gpus(16))
+                   .Pending(Worker("driver", 0)),
+       .want_plan = true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const PassResult r = RunPass(view, {c.gang}, {}, kNow, PassConfig{}, c.queues);
+    EXPECT_EQ(r.plans.size(), c.want_plan ? 1u : 0u);
+    if (c.want_reason.empty()) {
+      EXPECT_THAT(r.waits, ::testing::IsEmpty());
+      continue;
+    }
+    ASSERT_EQ(r.waits.size(), 1u);
+    EXPECT_EQ(r.waits[0].reason, c.want_reason);
+    EXPECT_EQ(r.waits[0].message, c.want_message);
+  }
+}
+
 TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
   QueueLimits queues = {{"a", QueueLimit{.room = Resources{{std::string(kNvidiaGpu), 8}}}}};
   Gang first = InQueue(WholeNodes("first", 1, 0, 1), "a");
@@ -1085,9 +1141,56 @@ TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
   EXPECT_THAT(Keys(r.plans), ElementsAre("default/first", "default/wide"));
   ASSERT_THAT(Keys(r.waits), ElementsAre("default/second", "default/free"));
   EXPECT_EQ(r.waits[0].reason, kWaitQueueCapability);
-  EXPECT_EQ(r.waits[0].message, "queue a is at its capability: needs nvidia.com/gpu=8 (0 left)");
+  EXPECT_EQ(r.waits[0].message,
+            "not admitted: queue a is at its capability: needs nvidia.com/gpu=8 (0 left)");
   // Admission (Pending -> Inqueue) of minResources stops at the capability too.
   EXPECT_THAT(r.admitted, ElementsAre("default/first", "default/wide", "default/free"));
+}
+
+// Members beyond a gang's minimum take what their queue's capability leaves,
+// one by one; a minimum not yet placed is all or nothing. Volcano's
+// proportion plugin checks each task against the queue
+// (pkg/scheduler/plugins/proportion/proportion.go: AllocatableFn), the gang
+// plugin only the job's minimum (pkg/scheduler/plugins/gang/gang.go).
+TEST(RunPassTest, MembersBeyondTheMinimumTakeWhatTheQueueLeaves) {
+  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  struct Case {
+    std::string name;
+    Gang gang;
+    size_t want_reserved;
+  };
+  const std::vector<Case> cases = {
+      {"a gang of one (a ReplicaSet's pods): as many as fit",
+       MakeGang("rs")
+           .MinMember(1)
+           .Pending(Worker("rs-a", 8))
+           .Pending(Worker("rs-b", 8))
+           .Pending(Worker("rs-c", 8)),
+       2},
+      {"a running elastic gang: its extras as they fit",
+       MakeGang("el")
+           .MinMember(1)
+           .Bound(Worker("el-a", 8), "n1")
+           .Pending(Worker("el-b", 8))
+           .Pending(Worker("el-c", 8))
+           .Pending(Worker("el-d", 8)),
+       2},
+      {"a minimum of 3 not placed yet: all or nothing", WholeNodes("big", 3, 0, 1), 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    // The queue has 16 GPUs of capability left (the bound member's excluded).
+    const QueueLimits queues = {{"q", QueueLimit{.room = gpus(16)}}};
+    const ClusterView view = MakeView(
+        {GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8), GpuNode("n4", 8)}, {c.gang});
+    const PassResult r = RunPass(view, {InQueue(c.gang, "q")}, {}, kNow, PassConfig{}, queues);
+    const size_t reserved = r.plans.empty() ? 0 : r.plans[0].reserve.size();
+    EXPECT_EQ(reserved, c.want_reserved);
+    if (c.want_reserved == 0) {
+      ASSERT_EQ(r.waits.size(), 1u);
+      EXPECT_EQ(r.waits[0].reason, kWaitQueueCapability);
+    }
+  }
 }
 
 // Capacity is lent past a queue's deserved share only while no queue below

@@ -78,6 +78,19 @@ std::string QueueShortfall(const Gang& gang, const Resources& need, const QueueL
   return "";
 }
 
+// "<what> needs cpu=8 (2 free), nvidia.com/gpu=16 (8 free)": the
+// resources of `need` beyond `free`.
+std::string Unfit(std::string_view what, const Resources& need, const Resources& free) {
+  std::string message = std::string(what) + " needs";
+  bool first = true;
+  for (const std::string& r : need.Exceeding(free, /*absent_is_unlimited=*/false)) {
+    message += (first ? " " : ", ") + r + "=" + FormatResourceQuantity(r, need.Get(r)) + " (" +
+               FormatResourceQuantity(r, std::max<int64_t>(free.Get(r), 0)) + " free)";
+    first = false;
+  }
+  return message;
+}
+
 // (a) A reservation nobody claimed within the timeout goes back to the pool;
 // its members are pending again (planned from the next pass on).
 void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, Duration timeout,
@@ -162,26 +175,43 @@ bool OwedRoomFor(const Gang& gang, const Resources& need, const QueueLimits& que
 // on): a Volcano Job's pods exist only once it is admitted, so without this
 // its queue could never reclaim from a full cluster. It takes nothing from
 // the free capacity (reclaim, not the free pool, makes its room).
+// A gang refused admission says why (its PodGroup's Unschedulable
+// condition): a Volcano Job has no pods yet, so nothing else would.
 void Admit(const ClusterView& view, const std::vector<Gang>& gangs, QueueLimits queues,
-           bool reclaim, std::vector<std::string>& admitted) {
+           bool reclaim, PassResult& result) {
   Resources left = SchedulableFree(view);
   for (const Gang& gang : gangs) {
     if (std::ranges::any_of(gang.members, CountsPlaced)) continue;  // in the view already
     const Resources need = AdmissionNeed(gang);
     if (!AwaitsAdmission(gang)) {
       left -= need;
-    } else if (!QueueShortfall(gang, need, queues).empty()) {
+    } else if (std::string full = QueueShortfall(gang, need, queues); !full.empty()) {
+      result.waits.push_back(Wait{
+          .key = gang.key, .reason = kWaitQueueCapability, .message = "not admitted: " + full});
       continue;
     } else if (need.FitsIn(left)) {
       left -= need;
-      admitted.push_back(gang.key);
+      result.admitted.push_back(gang.key);
     } else if (reclaim && OwedRoomFor(gang, need, queues)) {
-      admitted.push_back(gang.key);
+      result.admitted.push_back(gang.key);
     } else {
+      result.waits.push_back(
+          Wait{.key = gang.key,
+               .reason = kWaitResources,
+               .message = "not admitted: " + Unfit("spec.minResources", need, left)});
       continue;
     }
     ChargeQueues(gang, need, queues);
   }
+}
+
+// Whether the pass leaves the gang's members alone: it awaits admission, has
+// something to be admitted by (minResources) and was not admitted now -
+// Volcano allocates only jobs its enqueue let in (Inqueue and beyond).
+bool NotAdmitted(const Gang& gang, const PassResult& result) {
+  return AwaitsAdmission(gang) && gang.spec.min_resources.has_value() &&
+         std::ranges::none_of(gang.members, CountsPlaced) &&
+         std::ranges::find(result.admitted, gang.key) == result.admitted.end();
 }
 
 void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
@@ -339,6 +369,33 @@ std::pair<std::string_view, std::string> QueueHold(const Gang& gang, const Resou
   return {kWaitQueueOverShare, OverShare(gang, need, queues, owed_waiting)};
 }
 
+// Cuts a plan down to what the gang's queues allow when only members beyond
+// its minimum are at stake: a gang whose minimum is placed already (an
+// elastic gang that runs, Volcano's PodGroup of a ReplicaSet) takes, in the
+// plan's order, the members that still fit; so does a gang of one, whose
+// minimum is any one member. A gang still short of a larger minimum keeps
+// its plan whole: all or nothing.
+// True when some members are left.
+bool TrimToQueue(const Gang& gang, const QueueLimits& queues, const std::string& owed_waiting,
+                 GangPlan& plan) {
+  const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
+  if (placed < gang.spec.min_member && gang.spec.min_member > 1) return false;
+  std::vector<Assignment> kept;
+  for (const Assignment& a : plan.reserve) {
+    kept.push_back(a);
+    if (!QueueHold(gang, RequestOf(gang, kept), queues, owed_waiting).second.empty()) {
+      kept.pop_back();
+    }
+  }
+  if (kept.empty()) return false;
+  std::erase_if(plan.placement, [&](const Assignment& a) {
+    return std::ranges::find(plan.reserve, a) != plan.reserve.end() &&
+           std::ranges::find(kept, a) == kept.end();
+  });
+  plan.reserve = std::move(kept);
+  return true;
+}
+
 // (c) Plans every gang with members to place (but the just expired), in
 // order, each on what the earlier plans left; once a head of the line is
 // found, the gangs behind it plan without its earmarked nodes; once a gang
@@ -353,14 +410,20 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
   std::optional<ClusterView> masked;  // set once a head is found
   for (const Gang& gang : gangs) {
     if (std::ranges::none_of(gang.members, AwaitsPlacement)) continue;
+    if (NotAdmitted(gang, result)) continue;  // its wait says why already
     // An expired gang sits this pass out, so the capacity it let go goes to
     // the gangs behind it first instead of straight back to it.
     if (std::ranges::find(result.expired, gang.key) != result.expired.end()) continue;
     std::variant<GangPlan, Wait> decision = PlanPlaced(gang, masked ? *masked : view);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
-      const Resources need = RequestOf(gang, plan->reserve);
-      if (auto [reason, why] = QueueHold(gang, need, queues, owed_waiting); !why.empty()) {
+      Resources need = RequestOf(gang, plan->reserve);
+      auto [reason, why] = QueueHold(gang, need, queues, owed_waiting);
+      if (!why.empty() && TrimToQueue(gang, queues, owed_waiting, *plan)) {
+        need = RequestOf(gang, plan->reserve);
+        why.clear();
+      }
+      if (!why.empty()) {
         const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
         if (placed < std::max(gang.spec.min_member, 1)) {
           result.waits.push_back(Wait{.key = gang.key,
@@ -553,7 +616,7 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
   ClusterView left = view;
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
-  Admit(left, gangs, queues, config.reclaim, result.admitted);
+  Admit(left, gangs, queues, config.reclaim, result);
   const Gang* preemptor = PlanAll(left, gangs, now, config, queues, result);
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.

@@ -30,4 +30,16 @@ std::string Pod::GroupName() const {
   return "";
 }
 
+std::string Pod::ImplicitGroupName() const {
+  for (const OwnerReference& owner : meta.owner_references) {
+    if (owner.controller && !owner.uid.empty()) return "podgroup-" + owner.uid;
+  }
+  return meta.uid.empty() ? std::string() : "podgroup-" + meta.uid;
+}
+
+std::string Pod::QueueAnnotation() const {
+  auto it = meta.annotations.find(std::string(kQueueNameAnnotation));
+  return it == meta.annotations.end() ? std::string() : it->second;
+}
+
 }  // namespace muster

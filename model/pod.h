@@ -14,6 +14,9 @@ namespace muster {
 
 // Volcano's key for gang membership (annotation; the label is also honoured).
 inline constexpr std::string_view kGroupNameAnnotation = "scheduling.k8s.io/group-name";
+// The Volcano queue of a pod that names no PodGroup (Volcano's podgroup
+// controller copies it into the PodGroup it makes for the pod).
+inline constexpr std::string_view kQueueNameAnnotation = "scheduling.volcano.sh/queue-name";
 
 struct ResourceRequirements {
   Resources requests;
@@ -123,6 +126,14 @@ struct Pod {
   Resources EffectiveRequest() const;
   // The PodGroup this pod belongs to ("" for none): the annotation, else label.
   std::string GroupName() const;
+  // The PodGroup Volcano's podgroup controller makes for a pod of a Volcano
+  // scheduler that names none (pkg/controllers/podgroup/
+  // pg_controller_handler.go, helpers.GeneratePodgroupName):
+  // "podgroup-<uid of the controller owner>", else "podgroup-<pod uid>";
+  // "" for a pod with neither uid.
+  std::string ImplicitGroupName() const;
+  // The queue kQueueNameAnnotation names ("" for none).
+  std::string QueueAnnotation() const;
   // Succeeded or Failed: the pod holds no resources any more.
   bool IsTerminal() const { return status.phase == "Succeeded" || status.phase == "Failed"; }
   friend bool operator==(const Pod&, const Pod&) = default;

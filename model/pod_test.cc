@@ -105,6 +105,41 @@ TEST(PodTest, GroupName) {
   }
 }
 
+// Volcano's podgroup controller names the PodGroup of a plain pod after its
+// controller owner, else after the pod (pkg/controllers/podgroup/
+// pg_controller_handler.go, helpers.GeneratePodgroupName).
+TEST(PodTest, ImplicitGroupName) {
+  auto owned = [](std::string uid, bool controller) {
+    Pod pod = MakePod("p").Uid("pod-uid");
+    pod.meta.owner_references.push_back(
+        OwnerReference{.kind = "ReplicaSet", .name = "rs", .uid = uid, .controller = controller});
+    return pod;
+  };
+  struct Case {
+    std::string name;
+    Pod pod;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"no owner: the pod's uid", MakePod("p").Uid("pod-uid"), "podgroup-pod-uid"},
+      {"a controller owner: its uid (one group per ReplicaSet)", owned("rs-uid", true),
+       "podgroup-rs-uid"},
+      {"an owner that is not the controller does not count", owned("rs-uid", false),
+       "podgroup-pod-uid"},
+      {"no uid at all", MakePod("p").Uid(""), ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.pod.ImplicitGroupName(), c.want);
+  }
+}
+
+TEST(PodTest, QueueAnnotation) {
+  EXPECT_EQ(Pod(MakePod("p")).QueueAnnotation(), "");
+  EXPECT_EQ(Pod(MakePod("p").Annotation(kQueueNameAnnotation, "research")).QueueAnnotation(),
+            "research");
+}
+
 TEST(PodTest, IsTerminal) {
   struct Case {
     std::string phase;

@@ -9,7 +9,9 @@
 # examples/pods/batch.yaml and gpu-pod.yaml; the `volcano` kube-scheduler
 # schedules examples/pods/volcano-pods.yaml through the muster extender (built
 # here, started by cluster.sh --muster), which binds them with its placement
-# annotations; kwok plays every pod's lifecycle (Running, then
+# annotations, and the pods of examples/pods/queued-pods.yaml two at a time
+# through a Queue capped at 4 GPUs (plain pods in a queue, as Volcano's
+# PodGroups of one); kwok plays every pod's lifecycle (Running, then
 # Succeeded/Failed after its muster.io/run-seconds). The Volcano Jobs of
 # examples/volcano/ (CTR parameter server, MPI, PyTorch, an LLM pretraining
 # gang, a three-stage dependsOn chain) run through the muster reconciler

@@ -24,12 +24,10 @@
 #     deleted at the end.
 # Checks continue after a failure (each prints ok:/FAIL:); the exit status is 1
 # if any failed.
-# Not yet in e2e/CMakeLists.txt: the KubeRay and training-operator shapes pass,
-# the Spark shape fails on two known defects (issue 19): a PodGroup of
-# minMember 1 whose pods are not gated is admitted pod by pod, ignoring its
-# minResources and its queue's capability (extender/pipeline.cc AdmitByGang),
-# and a PodGroup without pods refused admission gets no condition or Event
-# (gang/pass.cc). Register it once they are fixed.
+# The Spark shape (minMember 1, ungated pods) holds on two rules of issue 19:
+# a PodGroup of minMember 1 with minResources is admitted whole before its
+# driver starts (extender/pipeline.cc AdmitByGang, gang/pass.cc), and a
+# PodGroup refused admission, pods or not, says why in its condition.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=lib.sh

@@ -130,10 +130,18 @@ inline void ExpectGolden(std::string_view actual, const std::string& golden) {
   ExpectSameJson(actual, ReadTestdata(golden));
 }
 
-// A cluster cache on a fake clock with a pipeline over it.
+// A cluster cache on a fake clock with a pipeline over it. Its queue gate
+// holds what a gang controller's first pass publishes when the only queue is
+// an unlimited "default": filter admits plain pods (queue_gate.h).
 struct TestCluster {
   explicit TestCluster(PolicyConfig config = {}, ClusterStateOptions options = {})
-      : cache(clock, options), pipeline(std::move(config), &cache) {}
+      : cache(clock, options), pipeline(std::move(config), &cache) {
+    With([&](ClusterState& state) {
+      state.queue_gate().Publish(
+          QueueBoard{.queues = {{"default", QueueRoom{.path = {"default"}}}}, .at = clock.Now()},
+          [](std::string_view) { return true; }, std::chrono::seconds(30));
+    });
+  }
 
   // The state, for setup and inspection (under the cache's lock).
   template <typename Fn>

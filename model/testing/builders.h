@@ -50,8 +50,7 @@ inline Resources Res(std::initializer_list<std::pair<std::string_view, std::stri
   return out;
 }
 
-// Volcano's pod annotation naming the queue of a pod without a PodGroup.
-inline constexpr std::string_view kPodQueueAnnotation = "scheduling.volcano.sh/queue-name";
+inline constexpr std::string_view kPodQueueAnnotation = kQueueNameAnnotation;
 
 class PodBuilder {
  public:
