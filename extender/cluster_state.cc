@@ -420,6 +420,7 @@ void ClusterState::UpsertPod(const Pod& pod) {
 }
 
 void ClusterState::DeletePod(std::string_view uid) {
+  queue_gate_.Forget(uid);
   auto it = pods_.find(uid);
   if (it != pods_.end()) {
     if (it->second.Counts()) {

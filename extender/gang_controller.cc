@@ -352,7 +352,7 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
       }
     }
     for (const gang::Member& m : g.members) {
-      if (m.state == MemberState::kPending) in.pending.insert(m.pod->meta.uid);
+      if (m.state != MemberState::kPending) in.placed.insert(m.pod->meta.uid);
     }
     if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
     in.gangs.push_back(std::move(g));
@@ -706,7 +706,7 @@ void GangController::RunPass() {
     state.queue_gate().Publish(
         BoardOf(queues, inputs.queues, ReservedPerQueue(inputs.gangs, result, applied),
                 result.waits, now),
-        [&](std::string_view uid) { return !inputs.pending.contains(uid); },
+        [&](std::string_view uid) { return inputs.placed.contains(uid); },
         options_.queue_charge_ttl);
   });
   GangWrites writes = Writes(inputs, queues, result, applied, now);

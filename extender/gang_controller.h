@@ -109,8 +109,8 @@ struct GangInputs {
   // the pods it admitted hold per queue until a pass sees them placed.
   WaitingPods waiting;
   std::map<std::string, Resources, std::less<>> charged;
-  // Uids of the members without a node (no reservation either).
-  std::set<std::string, std::less<>> pending;
+  // Uids of the members placed (reserved or bound) or finished.
+  std::set<std::string, std::less<>> placed;
 };
 
 // Builds the inputs from `state`. `reserved_since` and `preempting` are the

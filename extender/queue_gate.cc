@@ -14,6 +14,14 @@ void QueueGate::MarkWaiting(std::string_view pod_uid, Time now) {
   waiting_.try_emplace(std::string(pod_uid), now);
 }
 
+void QueueGate::Forget(std::string_view pod_uid) {
+  if (auto it = charges_.find(pod_uid); it != charges_.end()) {
+    Uncharge(it->second);
+    charges_.erase(it);
+  }
+  if (auto it = waiting_.find(pod_uid); it != waiting_.end()) waiting_.erase(it);
+}
+
 void QueueGate::Uncharge(const Charge& charge) {
   for (const std::string& name : charge.path) {
     auto it = charged_.find(name);

@@ -87,14 +87,17 @@ struct QueueAnswer {
 
 class QueueGate {
  public:
-  // Replaces the board. `placed_or_gone(uid)` tells, for a charged pod the
-  // pass saw, whether it was placed, finished or gone at board.at: those
-  // charges end (what the queue holds includes them now, or they hold
-  // nothing), and so do their waits. Charges and waits of pods the pass did
-  // not see yet are kept; charges older than `ttl` end (the pod never bound:
-  // kube-scheduler gave up on it after filter).
-  template <typename PlacedOrGone>
-  void Publish(QueueBoard board, PlacedOrGone placed_or_gone, Duration ttl);
+  // Replaces the board. `placed(uid)` tells whether the pass saw the pod
+  // placed (reserved or bound) or finished at board.at: its charge ends
+  // (what the queue holds includes it now, or it holds nothing), and so does
+  // its wait. A pod the pass did not see (the watch may lag behind the
+  // filter request, which carries kube-scheduler's copy) keeps both; charges
+  // older than `ttl` end (the pod never bound: kube-scheduler gave up on it
+  // after filter).
+  template <typename Placed>
+  void Publish(QueueBoard board, Placed placed, Duration ttl);
+  // The pod is gone (deleted): its charge and wait end.
+  void Forget(std::string_view pod_uid);
   // Whether the pod may start now (see the header comment). Idempotent: a
   // pod already charged is admitted again without a second charge.
   QueueAnswer Admit(const QueueAsk& ask, Time now);
@@ -126,14 +129,13 @@ class QueueGate {
   std::map<std::string, Time, std::less<>> waiting_;
 };
 
-template <typename PlacedOrGone>
-void QueueGate::Publish(QueueBoard board, PlacedOrGone placed_or_gone, Duration ttl) {
+template <typename Placed>
+void QueueGate::Publish(QueueBoard board, Placed placed, Duration ttl) {
   const Time at = board.at;
   board_ = std::move(board);
   published_ = true;
   for (auto it = charges_.begin(); it != charges_.end();) {
-    const bool ends =
-        (it->second.at <= at && placed_or_gone(it->first)) || at - it->second.at > ttl;
+    const bool ends = (it->second.at <= at && placed(it->first)) || at - it->second.at > ttl;
     if (!ends) {
       ++it;
       continue;
@@ -141,9 +143,8 @@ void QueueGate::Publish(QueueBoard board, PlacedOrGone placed_or_gone, Duration 
     Uncharge(it->second);
     it = charges_.erase(it);
   }
-  std::erase_if(waiting_, [&](const auto& entry) {
-    return entry.second <= at && placed_or_gone(entry.first);
-  });
+  std::erase_if(waiting_,
+                [&](const auto& entry) { return entry.second <= at && placed(entry.first); });
 }
 
 }  // namespace muster::extender

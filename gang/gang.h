@@ -14,8 +14,12 @@
 //  - A gang is placed whole or not at all: a plan exists for at least
 //    `minMember` members and every task's `minTaskMember`, counting members
 //    already bound or reserved; only then are its pending members reserved,
-//    all at once. Members beyond the minimum are placed best-effort in the
-//    same plan (elastic gangs) and later, one pass at a time, as they fit.
+//    all at once. Members beyond the minimum are placed best-effort (elastic
+//    gangs): with the minimum when the gang is alone in the pass; when
+//    several gangs are planned, one member per turn to the gang of highest
+//    priority holding the least (DRF, Volcano's allocate order), so elastic
+//    gangs larger than the cluster share it; within what their queues
+//    leave, one by one.
 //  - Gangs are planned one after another in GangOrder (the queue step's
 //    rank, then priority, then age), each against the capacity the earlier
 //    ones left, so two gangs never hold partial reservations. A gang in a
@@ -335,7 +339,9 @@ bool NodeAdmits(const NodeView& node, const Pod& pod);
 // own members); else kWaitResources.
 // REQUIRES: view.nodes' free already excludes the gang's bound and reserved
 // members.
-std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view);
+// `max_extras` bounds the members placed beyond the minimum (< 0: none).
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view,
+                                      int max_extras = -1);
 
 // Whether the gang waits for admission (its PodGroup has no phase yet or is
 // Pending): Volcano's enqueue has not let it in.

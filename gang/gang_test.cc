@@ -1193,6 +1193,54 @@ TEST(RunPassTest, MembersBeyondTheMinimumTakeWhatTheQueueLeaves) {
   }
 }
 
+Gang Elastic(const std::string& name, int pending, int32_t priority, int64_t created_s,
+             int bound_on_n1 = 0) {
+  GangBuilder b =
+      MakeGang(name).MinMember(1).Priority(priority).Created(Time::FromUnixSeconds(created_s));
+  for (int i = 0; i < bound_on_n1; ++i) b.Bound(Worker(name + "-b" + std::to_string(i), 8), "n1");
+  for (int i = 0; i < pending; ++i) b.Pending(Worker(name + "-" + std::to_string(i), 8));
+  return b;
+}
+
+// Elastic gangs larger than the cluster share what is free by DRF, one
+// member per turn once their minimums are placed (Volcano's allocate action
+// pushes a ready job back after each task: pkg/scheduler/actions/allocate/
+// allocate.go; job order priority then DRF: pkg/scheduler/plugins/drf/drf.go).
+TEST(RunPassTest, ElasticGangsShareTheClusterByDrf) {
+  struct Case {
+    std::string name;
+    std::vector<Gang> gangs;
+    std::map<std::string, size_t> want;  // gang key -> members reserved
+  };
+  const std::vector<Case> cases = {
+      {"alone: everything that fits", {Elastic("a", 8, 0, 1)}, {{"default/a", 4}}},
+      {"two of equal priority: half each, the older first on ties",
+       {Elastic("a", 8, 0, 1), Elastic("b", 8, 0, 2)},
+       {{"default/a", 2}, {"default/b", 2}}},
+      {"one already holding a node gets less of the rest",
+       {Elastic("a", 8, 0, 1, /*bound_on_n1=*/1), Elastic("b", 8, 0, 2)},
+       {{"default/a", 1}, {"default/b", 2}}},
+      {"higher priority first: its extras before the other's",
+       {Elastic("a", 8, 0, 1), Elastic("hi", 8, 5, 2)},
+       {{"default/a", 1}, {"default/hi", 3}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Gang> gangs = c.gangs;
+    const ClusterView view =
+        MakeView({GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8), GpuNode("n4", 8)}, gangs);
+    const PassResult r = RunPass(view, gangs, {}, kNow, PassConfig{});
+    std::map<std::string, size_t> got;
+    for (const GangPlan& plan : r.plans) got[plan.key] = plan.reserve.size();
+    EXPECT_EQ(got, c.want);
+    for (const GangPlan& plan : r.plans) {
+      for (const Assignment& a : plan.reserve) {
+        EXPECT_EQ(std::ranges::count(plan.placement, a), 1) << "placement lists " << a.pod_name;
+      }
+    }
+  }
+}
+
 // Capacity is lent past a queue's deserved share only while no queue below
 // its own waits for capacity. Three free 8-GPU nodes (a fourth is full):
 // queue a's gang "wide" (4 nodes, first in order) waits for capacity; queue

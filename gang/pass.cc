@@ -296,8 +296,9 @@ int64_t FreeGpus(const ClusterView& view, const std::vector<std::string>& nodes)
 // PlanGang within the gang's network domains (Gang::domains): the lowest
 // tier first, the tightest domain first within a tier; then anywhere unless
 // the domains are required. A domain's view is cut only when it is tried.
-std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view) {
-  if (!gang.domains) return PlanGang(gang, view);
+std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view,
+                                        int max_extras = -1) {
+  if (!gang.domains) return PlanGang(gang, view, max_extras);
   std::vector<std::tuple<int, int64_t, const NetworkDomain*>> tries;
   for (const NetworkDomain& d : *gang.domains) {
     if (d.tier <= gang.domain_tier) tries.emplace_back(d.tier, FreeGpus(view, d.nodes), &d);
@@ -315,7 +316,8 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
   std::optional<GangPlan> best;
   for (const auto& [tier, free, domain] : tries) {
     if (best && tier > best_tier) break;
-    std::variant<GangPlan, Wait> decision = PlanGang(gang, Restricted(view, domain->nodes));
+    std::variant<GangPlan, Wait> decision =
+        PlanGang(gang, Restricted(view, domain->nodes), max_extras);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->GpuCost() <= std::pair(0, 0)) return decision;  // nothing better to find
       if (!best || plan->GpuCost() < best->GpuCost()) {
@@ -330,7 +332,7 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
     placeable = std::max(placeable, wait.placeable);
   }
   if (best) return *std::move(best);
-  if (!gang.domains_required) return PlanGang(gang, view);
+  if (!gang.domains_required) return PlanGang(gang, view, max_extras);
   const std::string level = gang.domain_level.empty() ? "network domain" : gang.domain_level;
   return Wait{
       .key = gang.key,
@@ -396,33 +398,159 @@ bool TrimToQueue(const Gang& gang, const QueueLimits& queues, const std::string&
   return true;
 }
 
+// Whether the pass plans the gang at all: it has members to place, was
+// admitted (or needs no admission) and did not just expire.
+bool Plannable(const Gang& gang, const PassResult& result) {
+  return std::ranges::any_of(gang.members, AwaitsPlacement) && !NotAdmitted(gang, result) &&
+         std::ranges::find(result.expired, gang.key) == result.expired.end();
+}
+
+// What the gang's placed, unfinished members request (no pod slots).
+Resources HeldBy(const Gang& gang) {
+  Resources held;
+  for (const Member& m : gang.members) {
+    if (CountsPlaced(m) && !m.Finished()) held += m.pod->EffectiveRequest();
+  }
+  held.Erase(kPods);
+  return held;
+}
+
+// The planning state PlanAll's two steps share.
+struct Planning {
+  ClusterView& view;
+  std::optional<ClusterView> masked;  // set once a head is found
+  QueueLimits queues;
+  std::string owed_waiting;  // the first queue below its share with a gang short of capacity
+  PassResult& result;
+  // Reserves `plan` of `gang` on the views and charges its queues.
+  void Take(const Gang& gang, const GangPlan& plan) {
+    ChargeQueues(gang, RequestOf(gang, plan.reserve), queues);
+    Reserve(view, gang, plan);
+    if (masked) Reserve(*masked, gang, plan);
+  }
+  const ClusterView& current() const { return masked ? *masked : view; }
+};
+
+// A plan's new members as reserved in `gang` (a copy being planned on).
+void MarkReserved(Gang& gang, const GangPlan& plan) {
+  for (const Assignment& a : plan.reserve) {
+    for (Member& m : gang.members) {
+      if (m.pod->meta.uid != a.pod_uid) continue;
+      m.state = MemberState::kReserved;
+      m.node = a.node;
+    }
+  }
+}
+
+// Adds `more` (a later plan of the same gang) to `plan`.
+void Merge(GangPlan& plan, const GangPlan& more) {
+  plan.reserve.insert(plan.reserve.end(), more.reserve.begin(), more.reserve.end());
+  std::ranges::sort(plan.reserve, {}, &Assignment::pod_name);
+  plan.placement = more.placement;  // planned on the gang with the earlier ones reserved
+  plan.link_shortfall += more.link_shortfall;
+  plan.gpus_stranded += more.gpus_stranded;
+}
+
+// At most this many members beyond their minimums are shared out one by
+// one in a pass; the rest wait a pass (passes run every few milliseconds).
+constexpr int kSharedExtrasPerPass = 1024;
+
+// (c2) Members beyond their gangs' minimums, when several gangs want room:
+// one at a time, each to the gang of highest priority that holds the least
+// (its dominant share of the cluster: DRF) - Volcano's allocate action gives
+// a ready job one task per turn in its job order, priority then DRF
+// (pkg/scheduler/actions/allocate/allocate.go, pkg/scheduler/plugins/drf/
+// drf.go). So two elastic Jobs larger than the cluster split it instead of
+// the first taking all. The last gang left takes the rest at once.
+// `candidates`: indices into `gangs` whose minimum is placed, in order.
+void ShareExtras(Planning& p, const std::vector<Gang>& gangs,
+                 const std::vector<size_t>& candidates) {
+  Resources total;
+  for (const NodeView& node : p.view.nodes) {
+    if (node.schedulable) total += node.node->allocatable;
+  }
+  struct Turn {
+    Gang gang;
+    Resources held;
+    size_t order;
+  };
+  std::vector<Turn> turns;
+  std::map<std::string, size_t> plan_of;  // gang key -> index in result.plans
+  for (size_t i = 0; i < p.result.plans.size(); ++i) plan_of[p.result.plans[i].key] = i;
+  for (size_t index : candidates) {
+    Turn turn{.gang = gangs[index], .held = {}, .order = index};
+    if (auto it = plan_of.find(turn.gang.key); it != plan_of.end()) {
+      MarkReserved(turn.gang, p.result.plans[it->second]);
+    }
+    turn.held = HeldBy(turn.gang);
+    turns.push_back(std::move(turn));
+  }
+  for (int budget = kSharedExtrasPerPass; !turns.empty() && budget > 0; --budget) {
+    const auto next = std::ranges::min_element(turns, {}, [&](const Turn& t) {
+      return std::tuple(-t.gang.priority, t.held.DominantShare(total), t.order);
+    });
+    Gang& gang = next->gang;
+    const int max = turns.size() == 1 ? -1 : 1;
+    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), max);
+    GangPlan* plan = std::get_if<GangPlan>(&decision);
+    const bool placed =
+        plan != nullptr && !plan->reserve.empty() &&
+        (QueueHold(gang, RequestOf(gang, plan->reserve), p.queues, p.owed_waiting).second.empty() ||
+         TrimToQueue(gang, p.queues, p.owed_waiting, *plan));
+    if (!placed) {
+      turns.erase(next);
+      continue;
+    }
+    p.Take(gang, *plan);
+    next->held += RequestOf(gang, plan->reserve);
+    next->held.Erase(kPods);
+    MarkReserved(gang, *plan);
+    if (auto it = plan_of.find(gang.key); it != plan_of.end()) {
+      Merge(p.result.plans[it->second], *plan);
+    } else {
+      plan_of[gang.key] = p.result.plans.size();
+      p.result.plans.push_back(std::move(*plan));
+    }
+    if (max < 0) turns.erase(next);
+  }
+  // In GangOrder, as the plans of the first step are.
+  std::map<std::string, size_t> order;
+  for (size_t i = 0; i < gangs.size(); ++i) order[gangs[i].key] = i;
+  std::ranges::stable_sort(p.result.plans, {},
+                           [&](const GangPlan& plan) { return order[plan.key]; });
+}
+
 // (c) Plans every gang with members to place (but the just expired), in
 // order, each on what the earlier plans left; once a head of the line is
 // found, the gangs behind it plan without its earmarked nodes; once a gang
 // of a queue below its deserved share waits for capacity, no other queue
-// plans past its own (OverShare). Returns the gang preemption may serve:
-// the first that waits for capacity and has no preemption in flight.
+// plans past its own (OverShare). When more than one gang is planned, each
+// first gets only its minimum, and ShareExtras hands out the rest. Returns
+// the gang preemption may serve: the first that waits for capacity and has
+// no preemption in flight.
 const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
                     const PassConfig& config, QueueLimits queues, PassResult& result) {
   const Gang* preemptor = nullptr;
-  std::string owed_waiting;  // the first queue below its share with a gang short of capacity
+  Planning p{.view = view, .queues = std::move(queues), .result = result};
   std::vector<size_t> earmarked;
-  std::optional<ClusterView> masked;  // set once a head is found
-  for (const Gang& gang : gangs) {
-    if (std::ranges::none_of(gang.members, AwaitsPlacement)) continue;
-    if (NotAdmitted(gang, result)) continue;  // its wait says why already
+  const bool shared =
+      std::ranges::count_if(gangs, [&](const Gang& g) { return Plannable(g, result); }) > 1;
+  std::vector<size_t> started;  // gangs whose minimum is placed, for ShareExtras
+  for (size_t index = 0; index < gangs.size(); ++index) {
+    const Gang& gang = gangs[index];
     // An expired gang sits this pass out, so the capacity it let go goes to
-    // the gangs behind it first instead of straight back to it.
-    if (std::ranges::find(result.expired, gang.key) != result.expired.end()) continue;
-    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, masked ? *masked : view);
+    // the gangs behind it first instead of straight back to it; a gang not
+    // admitted has its wait already.
+    if (!Plannable(gang, result)) continue;
+    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), shared ? 0 : -1);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
-      if (plan->reserve.empty()) continue;  // minimum met, the extras fit nowhere yet
-      Resources need = RequestOf(gang, plan->reserve);
-      auto [reason, why] = QueueHold(gang, need, queues, owed_waiting);
-      if (!why.empty() && TrimToQueue(gang, queues, owed_waiting, *plan)) {
-        need = RequestOf(gang, plan->reserve);
-        why.clear();
+      if (plan->reserve.empty()) {  // minimum met; the extras (if any) come next
+        started.push_back(index);
+        continue;
       }
+      auto [reason, why] =
+          QueueHold(gang, RequestOf(gang, plan->reserve), p.queues, p.owed_waiting);
+      if (!why.empty() && TrimToQueue(gang, p.queues, p.owed_waiting, *plan)) why.clear();
       if (!why.empty()) {
         const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
         if (placed < std::max(gang.spec.min_member, 1)) {
@@ -433,24 +561,23 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
         }
         continue;
       }
-      ChargeQueues(gang, need, queues);
-      Reserve(view, gang, *plan);
-      if (masked) Reserve(*masked, gang, *plan);
+      p.Take(gang, *plan);
       result.plans.push_back(std::move(*plan));
+      started.push_back(index);
       continue;
     }
     Wait& wait = std::get<Wait>(decision);
     const bool short_of_capacity = wait.reason == kWaitResources;
     if (!preemptor && short_of_capacity && !gang.preempting) preemptor = &gang;
-    if (const QueueLimit* limit = LimitOf(gang.queues, queues);
-        owed_waiting.empty() && short_of_capacity && limit &&
+    if (const QueueLimit* limit = LimitOf(gang.queues, p.queues);
+        p.owed_waiting.empty() && short_of_capacity && limit &&
         Owed(limit->allocated, limit->deserved)) {
-      owed_waiting = gang.queues.front();
+      p.owed_waiting = gang.queues.front();
     }
-    if (!masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
+    if (!p.masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
       earmarked = EarmarkFor(gang, view);
       if (!earmarked.empty()) {
-        masked = WithoutEarmarked(view, earmarked);
+        p.masked = WithoutEarmarked(view, earmarked);
         result.head = gang.key;
         for (size_t n : earmarked) result.earmarked.push_back(view.nodes[n].name());
         wait.message +=
@@ -459,6 +586,7 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     }
     result.waits.push_back(std::move(wait));
   }
+  if (shared) ShareExtras(p, gangs, started);
   return preemptor;
 }
 

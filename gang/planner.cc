@@ -84,10 +84,12 @@ class Greedy {
 
   // Places what minTaskMember and minMember need; true when both are met.
   bool PlaceMinimum();
-  // Places every other pending member that fits (elastic gangs).
-  void PlaceExtras() {
+  // Places every other pending member that fits (elastic gangs), at most
+  // `max` of them (< 0: no limit).
+  void PlaceExtras(int max) {
     for (Slot& slot : slots_) {
-      if (!slot.node && !slot.failed) TryPlace(slot);
+      if (max == 0) return;
+      if (!slot.node && !slot.failed && TryPlace(slot) && max > 0) --max;
     }
   }
   int32_t placeable() const { return placed_before_ + placed_for_min_; }
@@ -454,11 +456,11 @@ GangPlan Greedy::Plan() const {
 
 }  // namespace
 
-std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view) {
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {
   if (std::optional<Wait> wait = MissingMembers(gang)) return *std::move(wait);
   Greedy now(gang, view, /*empty_cluster=*/false);
   if (now.PlaceMinimum()) {
-    now.PlaceExtras();
+    now.PlaceExtras(max_extras);
     return now.Plan();
   }
   // Tell "wait for capacity" from "will never fit as specified": only the
