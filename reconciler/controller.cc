@@ -6,10 +6,12 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "kube/client/parallel.h"
 #include "kube/codec/core_codec.h"
+#include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/job_admission.h"
 #include "reconciler/naming.h"
@@ -77,6 +79,53 @@ std::shared_ptr<const Pod> Unseen(const Job& job, const std::string& task, int i
   pod->meta.annotations[std::string(kJobVersionKey)] = std::to_string(job.status.version);
   pod->status.phase = "Pending";
   return pod;
+}
+
+constexpr std::string_view kUpdateRefused = "UpdateRefused";
+
+// status.state carries a refused update while it is refused (`why` set),
+// unless the lifecycle has a reason of its own (JobFailed, ...); it is
+// cleared once the spec is within the rules again.
+void MarkRefusal(JobStatus& status, const Status* why) {
+  JobState& state = status.state;
+  if (why != nullptr && (state.reason.empty() || state.reason == kUpdateRefused)) {
+    state.reason = std::string(kUpdateRefused);
+    state.message = why->message();
+  } else if (why == nullptr && state.reason == kUpdateRefused) {
+    state.reason.clear();
+    state.message.clear();
+  }
+}
+
+std::optional<AcceptedSpec> StoredAcceptedSpec(const JobStatus& status) {
+  auto it = status.controlled_resources.find(std::string(kAcceptedSpecKey));
+  if (it == status.controlled_resources.end()) return std::nullopt;
+  return DecodeAcceptedSpec(it->second);
+}
+
+// The status merge patch of `after`, with a null for every taskStatusCount
+// key of `before` that `after` does not have: a merge patch removes only
+// what it names, and the status must name the Job's tasks only.
+std::string StatusPatchBody(const JobStatus& before, const JobStatus& after) {
+  std::string body = kube::EncodeJobStatusPatch(after);
+  std::vector<std::string> gone;
+  for (const auto& [task, counts] : before.task_status_count) {
+    if (!after.task_status_count.contains(task)) gone.push_back(task);
+  }
+  rapidjson::Document doc;
+  if (gone.empty() || !kube::ParseDocument(body, &doc).ok()) return body;
+  auto& a = doc.GetAllocator();
+  rapidjson::Value* status = pod_json::MemberOf(doc, "status");
+  if (status == nullptr || !status->IsObject()) return body;
+  rapidjson::Value* counts = pod_json::MemberOf(*status, "taskStatusCount");
+  if (counts == nullptr || !counts->IsObject()) {
+    pod_json::SetMember(*status, "taskStatusCount", rapidjson::Value(rapidjson::kObjectType), a);
+    counts = pod_json::MemberOf(*status, "taskStatusCount");
+  }
+  for (const std::string& task : gone) {
+    counts->AddMember(pod_json::Str(task, a), rapidjson::Value(), a);
+  }
+  return kube::ToCompactJson(doc);
 }
 
 }  // namespace
@@ -149,6 +198,7 @@ void JobController::Wire() {
                            std::lock_guard lock(mu_);
                            written_jobs_.erase(job.meta.Key());
                            pods_complete_.erase(job.meta.uid);
+                           accepted_.erase(job.meta.Key());
                          }});
   auto on_pod = [this](const Pod* before, const Pod* after) {
     const Pod& pod = after != nullptr ? *after : *before;
@@ -317,11 +367,9 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
       }
     }
   }
-  Job job = WithDefaults(*cached, options_.default_scheduler);
-  if (Status valid = ValidateJob(job); !valid.ok()) {
-    RejectInvalid(job, valid);
-    return;
-  }
+  Job job = *cached;
+  SpecVerdict verdict;
+  if (!Admit(&job, &verdict)) return;
   // Volcano's admission refuses a new Job in a queue that is not Open
   // (queue_state.h). "New": no phase and no PodGroup yet - a Job that has
   // started keeps running when its queue closes.
@@ -342,7 +390,7 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   std::string_view result = "ok";
   for (const Request& request : requests) {
     bool conflict = false;
-    Status s = SyncOnce(job, {request}, &conflict);
+    Status s = SyncOnce(job, verdict, request, &conflict);
     for (int attempt = 0; conflict && attempt < kConflictRetries; ++attempt) {
       result = "conflict";
       StatusOr<std::string> fresh = client_->Get(
@@ -350,9 +398,10 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
       if (!fresh.ok()) break;
       StatusOr<Job> decoded = kube::DecodeJob(*fresh);
       if (!decoded.ok()) break;
-      job = WithDefaults(*decoded, options_.default_scheduler);
+      job = *std::move(decoded);
+      if (!Admit(&job, &verdict)) return;
       conflict = false;
-      s = SyncOnce(job, {request}, &conflict);
+      s = SyncOnce(job, verdict, request, &conflict);
     }
     if (!s.ok()) {
       result = "error";
@@ -360,23 +409,127 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
       EnqueueAt(job_key, Request{}, clock_.Now() + kRetryDelay);
       break;
     }
-    std::lock_guard lock(mu_);
-    auto it = written_jobs_.find(job_key);
-    if (it != written_jobs_.end()) job = WithDefaults(*it->second, options_.default_scheduler);
+    std::shared_ptr<const Job> written;
+    {
+      std::lock_guard lock(mu_);
+      auto it = written_jobs_.find(job_key);
+      if (it != written_jobs_.end()) written = it->second;
+    }
+    if (written != nullptr) {
+      job = *written;
+      if (!Admit(&job, &verdict)) break;
+    }
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_->CountSync(result, seconds);
 }
 
-Status JobController::SyncOnce(const Job& job, const std::vector<Request>& requests,
+// --- Update rules ------------------------------------------------------------
+
+bool JobController::Admit(Job* job, SpecVerdict* verdict) {
+  *job = WithDefaults(std::move(*job), options_.default_scheduler);
+  *verdict = JudgeSpec(job);
+  switch (verdict->kind) {
+    case SpecVerdict::Kind::kAccepted:
+      return true;
+    case SpecVerdict::Kind::kRefused:
+      ReportRefused(*job, verdict->why);
+      return true;
+    case SpecVerdict::Kind::kInvalid:
+      RejectInvalid(*job, verdict->why);
+      return false;
+    case SpecVerdict::Kind::kHold:
+      break;
+  }
+  // Held: the status says why; nothing else is written.
+  ReportRefused(*job, verdict->why);
+  JobStatus status = job->status;
+  MarkRefusal(status, &verdict->why);
+  if (status != job->status) {
+    Status s = WriteStatus(*job, status);
+    if (!s.ok()) spdlog::warn("reconciler: job {}: status: {}", job->meta.Key(), s.ToString());
+  }
+  return false;
+}
+
+JobController::SpecVerdict JobController::JudgeSpec(Job* job) {
+  const std::string key = job->meta.Key();
+  std::optional<AcceptedJob> mem;
+  {
+    std::lock_guard lock(mu_);
+    auto it = accepted_.find(key);
+    if (it != accepted_.end() && it->second.uid == job->meta.uid) {
+      mem = it->second;
+    } else if (it != accepted_.end()) {
+      accepted_.erase(it);  // an earlier Job of the same name
+    }
+  }
+  const std::optional<AcceptedSpec> stored = StoredAcceptedSpec(job->status);
+  const AcceptedSpec* baseline = mem ? &mem->record : stored ? &*stored : nullptr;
+  if (baseline == nullptr) {
+    // First sight (a new Job, or one from before the digest): the spec as
+    // it is now is the accepted one, when it is valid at all.
+    if (Status valid = ValidateJob(*job); !valid.ok()) {
+      return {SpecVerdict::Kind::kInvalid, valid, {}};
+    }
+    return Accept(*job);
+  }
+  // The generation accepted last: the same spec (the API server bumps
+  // metadata.generation on every spec change).
+  if (job->meta.generation != 0 && baseline->generation == job->meta.generation) {
+    return mem ? SpecVerdict{SpecVerdict::Kind::kAccepted, Status::Ok(), mem->record}
+               : Accept(*job);
+  }
+  Status update = ValidateJobUpdate(*baseline, *job);
+  if (update.ok()) return Accept(*job);
+  if (!mem) return {SpecVerdict::Kind::kHold, update, *baseline};
+  job->spec = *mem->spec;
+  return {SpecVerdict::Kind::kRefused, update, mem->record};
+}
+
+JobController::SpecVerdict JobController::Accept(const Job& job) {
+  AcceptedSpec record = AcceptedSpecOf(job);
+  std::lock_guard lock(mu_);
+  accepted_[job.meta.Key()] =
+      AcceptedJob{job.meta.uid, std::make_shared<const JobSpec>(job.spec), record, ""};
+  return {SpecVerdict::Kind::kAccepted, Status::Ok(), std::move(record)};
+}
+
+void JobController::ReportRefused(const Job& job, const Status& why) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = accepted_.find(job.meta.Key());
+    if (it != accepted_.end() && it->second.uid == job.meta.uid) {
+      if (it->second.refused == why.message()) return;
+      it->second.refused = why.message();
+    }
+  }
+  const JobState& state = job.status.state;
+  if (state.reason == kUpdateRefused && state.message == why.message()) return;  // said already
+  spdlog::warn("reconciler: job {}: update refused: {}", job.meta.Key(), why.message());
+  RecordEvent(job, {"Warning", std::string(kUpdateRefused), why.message()});
+}
+
+Status JobController::SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
                                bool* conflict) {
   std::vector<std::shared_ptr<const Pod>> held;
   std::shared_ptr<const PodGroup> group;
   JobSnapshot snap = Snapshot(job, &held, &group);
   Time now = clock_.Now();
-  Plan plan = Reconcile(snap, requests.front(), now);
-  Status applied = Apply(job, plan);
+  Plan plan = Reconcile(snap, request, now);
+  // The accepted spec's digest and the refusal, if any, go with the status
+  // of what was done on it.
+  plan.status.controlled_resources[std::string(kAcceptedSpecKey)] =
+      EncodeAcceptedSpec(verdict.record);
+  MarkRefusal(plan.status, verdict.kind == SpecVerdict::Kind::kRefused ? &verdict.why : nullptr);
+  // svc's OnJobUpdate: the hosts ConfigMap follows the replicas (one made
+  // by this plan is made with them).
+  const std::optional<AcceptedSpec> stored = StoredAcceptedSpec(job.status);
+  const bool rewrite_hosts = verdict.record.svc_hosts != 0 && !plan.ensure_job_objects &&
+                             !IsFinished(plan.status.state.phase) &&
+                             (!stored || stored->svc_hosts != verdict.record.svc_hosts);
+  Status applied = Apply(job, plan, rewrite_hosts);
   if (applied.code() == StatusCode::kConflict) {
     *conflict = true;
     return Status::Ok();
@@ -470,7 +623,7 @@ JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<
 
 // --- Apply -----------------------------------------------------------------
 
-Status JobController::Apply(const Job& job, const Plan& plan) {
+Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts) {
   // Each kill names the pod's UID: a replacement of the same name is never
   // marked or deleted by mistake.
   std::vector<PodRef> kills;
@@ -495,6 +648,7 @@ Status JobController::Apply(const Job& job, const Plan& plan) {
   // Before the status that records them (controlledResources): a crash in
   // between must leave them to be created again, not marked done.
   if (plan.ensure_job_objects) MUSTER_RETURN_IF_ERROR(EnsureJobObjects(job));
+  if (rewrite_hosts) MUSTER_RETURN_IF_ERROR(RewriteHostsConfigMap(job));
   // What may wait waits for the coalescing window (StatusWriteOf says what).
   const StatusWrite write = StatusWriteOf(job, plan);
   Time due;
@@ -538,8 +692,9 @@ bool JobController::StatusWriteDue(const Job& job, Time* due) {
 
 Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
   // taskStatusCount holds every task and phase (lifecycle.cc CountPods): a
-  // merge patch cannot remove a key it does not name.
-  std::string body = kube::EncodeJobStatusPatch(status);
+  // merge patch cannot remove a key it does not name, so a task the status
+  // names and the Job no longer has is named as null (StatusPatchBody).
+  std::string body = StatusPatchBody(job.status, status);
   std::string patch =
       "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
   StatusOr<std::string> r = client_->PatchStatus(
@@ -689,7 +844,29 @@ Status JobController::EnsureJobObjects(const Job& job) {
     Status s = client_->Create(ref, object.json).status();
     metrics_->CountWrite("create", object.resource);
     if (!IgnorableCreate(s)) return s.Annotate(object.resource + " " + object.name);
+    // Made before a crash, maybe for other replicas: rewritten to these.
+    if (s.code() == StatusCode::kAlreadyExists && object.resource == "configmaps" &&
+        object.name == HostsConfigMapName(job)) {
+      MUSTER_RETURN_IF_ERROR(RewriteHostsConfigMap(job));
+    }
   }
+  return Status::Ok();
+}
+
+// Volcano's svc OnJobUpdate: ConfigMap <job>-svc holds the hosts of the
+// replicas as they are now (created again if someone deleted it).
+Status JobController::RewriteHostsConfigMap(const Job& job) {
+  const kube::ResourceRef ref = kube::ResourceRef::Core("configmaps", job.meta.namespace_);
+  const std::string name = HostsConfigMapName(job);
+  Status s =
+      client_->Patch(ref.WithName(name), kube::PatchType::kMerge, SvcHostsPatch(job)).status();
+  metrics_->CountWrite("patch", "configmaps");
+  if (s.code() == StatusCode::kNotFound) {
+    s = client_->Create(ref, SvcHostsConfigMap(job).json).status();
+    metrics_->CountWrite("create", "configmaps");
+  }
+  if (!s.ok()) return s.Annotate("configmaps " + name);
+  spdlog::info("reconciler: job {}: hosts ConfigMap {} rewritten", job.meta.Key(), name);
   return Status::Ok();
 }
 

@@ -27,6 +27,21 @@
 // becomes Failed with reason InvalidSpec and the message naming the field,
 // and a Warning Event says the same.
 //
+// Updates (job_admission.h ValidateJobUpdate, Volcano's update rules): the
+// controller acts on the last spec it accepted. It keeps that spec in memory
+// (per Job, by uid) and its digest in the Job's status
+// (controlledResources["muster.io/accepted-spec"], AcceptedSpec), written
+// with the status it acts on. A spec change that breaks the rules is not
+// acted on: reason UpdateRefused and the message naming the field in
+// status.state, one Warning Event, and the Job goes on with the accepted
+// spec - or, when this process has not seen that spec itself (a forbidden
+// change made while it was down: the digest can tell the change, not undo
+// it), the Job is held: nothing is created, killed or run for it until its
+// spec is back within the rules. An accepted change is acted on at once:
+// replicas scale the pods, minimums the PodGroup, and the svc plugin's
+// hosts ConfigMap is rewritten (before the status records the new digest,
+// so a crash in between rewrites it again).
+//
 // Thread-safety: Start/Stop from one thread; everything else is internal.
 #pragma once
 
@@ -50,6 +65,7 @@
 #include "model/pod.h"
 #include "model/pod_group.h"
 #include "model/queue.h"
+#include "reconciler/job_admission.h"
 #include "reconciler/lifecycle.h"
 #include "reconciler/metrics.h"
 #include "reconciler/pod_builder.h"
@@ -99,9 +115,33 @@ class JobController {
   void EnqueueAt(const std::string& job_key, Request request, Time due);
   void WorkerLoop();
   void TimerLoop();
+  // What the update rules make of a Job's spec (job_admission.h).
+  struct SpecVerdict {
+    enum class Kind {
+      kAccepted,  // act on the Job's own spec
+      kRefused,   // act on the last accepted spec, swapped into the Job
+      kHold,      // refused, the accepted spec is not in memory: act on nothing
+      kInvalid,   // a Job never accepted that fails ValidateJob
+    };
+    Kind kind = Kind::kAccepted;
+    Status why;           // kRefused, kHold, kInvalid
+    AcceptedSpec record;  // the accepted spec's digest, for the status
+  };
+  // Judges `job` (defaulted) against its last accepted spec; for kRefused,
+  // replaces job->spec with it.
+  SpecVerdict JudgeSpec(Job* job);
+  SpecVerdict Accept(const Job& job);
+  // Prepares `job` for a sync: defaults, update rules. False: nothing to
+  // sync (invalid, or held; already reported).
+  bool Admit(Job* job, SpecVerdict* verdict);
+  // The Warning Event of a refused update, once per refusal.
+  void ReportRefused(const Job& job, const Status& why);
   void Sync(const std::string& job_key, std::vector<Request> requests);
-  Status SyncOnce(const Job& job, const std::vector<Request>& requests, bool* conflict);
-  Status Apply(const Job& job, const Plan& plan);
+  Status SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
+                  bool* conflict);
+  // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
+  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts);
+  Status RewriteHostsConfigMap(const Job& job);
   Status WriteStatus(const Job& job, const JobStatus& status);
   // True when a counters-only status change may be written now; else `due`
   // is when it may.
@@ -157,6 +197,14 @@ class JobController {
   std::map<std::string, Time> status_written_at_;
   // Jobs whose first version's pods were all created (job-to-pods latency).
   std::set<std::string> pods_complete_;
+  // job key -> the spec last accepted (defaulted), as JudgeSpec saw it.
+  struct AcceptedJob {
+    std::string uid;
+    std::shared_ptr<const JobSpec> spec;  // shared: a sync copies the entry
+    AcceptedSpec record;
+    std::string refused;  // the refusal last reported (one Event each)
+  };
+  std::map<std::string, AcceptedJob> accepted_;
 
   std::vector<std::thread> workers_;
   std::thread timer_;

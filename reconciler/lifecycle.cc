@@ -119,9 +119,14 @@ void CountPods(Run& run) {
       ++status.failed;
     else
       ++status.unknown;
+    // Only the Job's tasks: a pod of a task the spec no longer has (it
+    // changed while muster did not enforce the update rules) is counted in
+    // the totals, never under a task name the status would then keep.
     std::string task;
     int index = 0;
-    if (PodTaskAndIndex(*pod, &task, &index)) ++status.task_status_count[task][phase];
+    if (!PodTaskAndIndex(*pod, &task, &index)) continue;
+    auto counts = status.task_status_count.find(task);
+    if (counts != status.task_status_count.end()) ++counts->second[phase];
   }
 }
 

@@ -1032,6 +1032,22 @@ TEST(LifecycleStatusTest, TaskStatusCountPerTaskReplacesTheOldOne) {
   EXPECT_EQ(plan.status.running, 2);
 }
 
+// A pod of a task the spec no longer has (tasks changed while muster did not
+// enforce the update rules) counts in the totals only: the status names the
+// Job's tasks and nothing else.
+TEST(LifecycleStatusTest, TaskStatusCountNamesOnlyTheJobsTasks) {
+  Job job = At(TwoTaskJob(), kCompleted);
+  JobWorld w = World(job, "SSSS", std::nullopt);
+  w.pods.push_back(MakeJobPod(job, "gone", 0).Phase("Succeeded"));  // finished: not killed
+  Plan plan = w.Reconcile(Request{}, kNow);
+  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_EQ(plan.status.succeeded, 5);
+  std::vector<std::string> tasks;
+  for (const auto& [task, counts] : plan.status.task_status_count) tasks.push_back(task);
+  EXPECT_THAT(tasks, ElementsAre("ps", "worker"));
+  EXPECT_EQ(plan.status.task_status_count.at("worker").at("Succeeded"), 2);
+}
+
 TEST(LifecycleStatusTest, MinAvailableIsCopiedFromTheSpec) {
   Job job = TwoTaskJob(R"("minAvailable":3,)");
   job.status.min_available = 0;

@@ -508,18 +508,7 @@ void AddSvcObjects(const Job& job, std::vector<JobObject>* out) {
   rapidjson::Document doc;
   PodAllocator& a = doc.GetAllocator();
 
-  std::map<std::string, std::string> hosts_file;
-  for (size_t t = 0; t < job.spec.tasks.size(); ++t) {
-    const std::string& name = job.spec.tasks[t].name;
-    const std::vector<std::string> hosts = TaskHosts(job, t);
-    hosts_file[HostKey(name) + ".host"] = Join(hosts, "\n");
-    hosts_file[HostsEnv(name)] = Join(hosts, ",");
-    hosts_file[NumEnv(name)] = std::to_string(hosts.size());
-  }
-  std::vector<std::pair<std::string_view, Value>> cm;
-  cm.emplace_back("data", StringMap(hosts_file, a));
-  out->push_back(MakeObject(job, "v1", "ConfigMap", "configmaps", HostsConfigMapName(job),
-                            std::move(cm), doc));
+  out->push_back(SvcHostsConfigMap(job));
 
   Value spec(rapidjson::kObjectType);
   spec.AddMember("clusterIP", "None", a);
@@ -767,6 +756,33 @@ std::vector<std::string> TaskHosts(const Job& job, size_t task) {
     if (!t.hostname.empty()) break;  // every replica has the same name
   }
   return hosts;
+}
+
+std::map<std::string, std::string> SvcHostsData(const Job& job) {
+  std::map<std::string, std::string> data;
+  for (size_t t = 0; t < job.spec.tasks.size(); ++t) {
+    const std::string& name = job.spec.tasks[t].name;
+    const std::vector<std::string> hosts = TaskHosts(job, t);
+    data[HostKey(name) + ".host"] = Join(hosts, "\n");
+    data[HostsEnv(name)] = Join(hosts, ",");
+    data[NumEnv(name)] = std::to_string(hosts.size());
+  }
+  return data;
+}
+
+JobObject SvcHostsConfigMap(const Job& job) {
+  rapidjson::Document doc;
+  std::vector<std::pair<std::string_view, Value>> body;
+  body.emplace_back("data", StringMap(SvcHostsData(job), doc.GetAllocator()));
+  return MakeObject(job, "v1", "ConfigMap", "configmaps", HostsConfigMapName(job), std::move(body),
+                    doc);
+}
+
+std::string SvcHostsPatch(const Job& job) {
+  rapidjson::Document doc;
+  doc.SetObject();
+  doc.AddMember("data", StringMap(SvcHostsData(job), doc.GetAllocator()), doc.GetAllocator());
+  return kube::ToCompactJson(doc);
 }
 
 bool NeedsSshKeys(const Job& job) {

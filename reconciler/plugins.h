@@ -30,6 +30,7 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -166,6 +167,15 @@ struct JobObject {
 // InvalidArgument naming the field when a task template is not valid JSON;
 // FailedPrecondition when the Secret needs `keys` and they are empty.
 StatusOr<std::vector<JobObject>> BuildJobObjects(const Job& job, const SshKeyPair& keys);
+// Volcano's svc OnJobUpdate (pkg/controllers/job/plugins/svc/svc.go): after
+// a scale the hosts ConfigMap <job>-svc must list the new replicas. Its data
+// for the job as it is now (the keys of BuildJobObjects' ConfigMap), the
+// whole ConfigMap (to create it when it is gone), and the merge patch
+// {"data": ...} that rewrites it. The ssh Secret's config is not rewritten
+// (Volcano's ssh plugin has no OnJobUpdate either).
+std::map<std::string, std::string> SvcHostsData(const Job& job);
+JobObject SvcHostsConfigMap(const Job& job);
+std::string SvcHostsPatch(const Job& job);
 // True when the job has the ssh plugin without both key args: the caller
 // must generate a pair (GenerateSshKeyPair) for BuildJobObjects.
 bool NeedsSshKeys(const Job& job);

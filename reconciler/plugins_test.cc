@@ -676,6 +676,36 @@ TEST(PluginsTensorFlowTest, InitContainersUntouched) {
   EXPECT_TRUE(Env(Container(pod, 0, "initContainers")).empty());
 }
 
+// Volcano's svc OnJobUpdate (pkg/controllers/job/plugins/svc/svc.go): after a
+// scale, the hosts ConfigMap lists the replicas as they are now.
+TEST(PluginsSvcTest, OnJobUpdateRewritesTheHostsForNewReplicas) {
+  Job job = MakeJob(R"({"svc":[]})", {{"ps", 1}, {"my-worker", 2}});
+  job.spec.tasks[1].replicas = 3;  // scaled up from 2
+  const std::map<std::string, std::string> want = {
+      {"ps.host", "j-ps-0.j"},
+      {"VC_PS_HOSTS", "j-ps-0.j"},
+      {"VC_PS_NUM", "1"},
+      {"my_worker.host", "j-my-worker-0.j\nj-my-worker-1.j\nj-my-worker-2.j"},
+      {"VC_MY_WORKER_HOSTS", "j-my-worker-0.j,j-my-worker-1.j,j-my-worker-2.j"},
+      {"VC_MY_WORKER_NUM", "3"}};
+  EXPECT_EQ(SvcHostsData(job), want);
+  // The merge patch rewrites exactly that data ...
+  rapidjson::Document patch;
+  ASSERT_TRUE(kube::ParseDocument(SvcHostsPatch(job), &patch).ok());
+  EXPECT_EQ(patch.MemberCount(), 1u);
+  EXPECT_EQ(StringMap(patch["data"]), want);
+  // ... and the ConfigMap made when there is none is BuildJobObjects' own.
+  const JobObject cm = SvcHostsConfigMap(job);
+  StatusOr<std::vector<JobObject>> objects = BuildJobObjects(job, {});
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_EQ(cm, (*objects)[0]);
+  EXPECT_EQ(StringMap(ParseObject(cm)["data"]), want);
+
+  job.spec.tasks[1].replicas = 1;  // and down
+  EXPECT_EQ(SvcHostsData(job).at("VC_MY_WORKER_NUM"), "1");
+  EXPECT_EQ(SvcHostsData(job).at("VC_MY_WORKER_HOSTS"), "j-my-worker-0.j");
+}
+
 // ---------------------------------------------------------------------------
 // Objects, all together.
 

@@ -14,6 +14,13 @@
 #  3. The ray plugin: head and workers run together; the head's ports and
 #     command, the workers' address, Service <job>-head-svc (Volcano's
 #     pkg/controllers/job/plugins/distributed-framework/ray/ray.go).
+#  4. Job updates (Volcano's pkg/webhooks/admission/jobs/validate/
+#     admit_job.go validateJobUpdate): the API server refuses a change of a
+#     task's image and of the queue with the CRD's CEL message; scaling a
+#     running svc Job's workers from 2 to 3 creates and runs the third pod,
+#     raises the PodGroup's minTaskMember, and the svc plugin rewrites the
+#     hosts ConfigMap (VC_WORKER_NUM 3, three hosts; Volcano's
+#     pkg/controllers/job/plugins/svc/svc.go OnJobUpdate).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=lib.sh
@@ -118,3 +125,37 @@ expect_eq "head ports" "$(field pod/ray-cluster-head-0 '{range .spec.containers[
 expect_eq "worker command" "$(field pod/ray-cluster-worker-1 '{.spec.containers[0].command[2]}')" \
   "ray start --block --address=ray-cluster-head-0.ray-cluster:6379"
 wait_for "ray-cluster phase Running" 30 job_phase_is ray-cluster Running
+
+# --- 4. Job updates -------------------------------------------------------------
+frozen="may not change after creation; only minAvailable, priorityClassName, tasks[*].replicas and tasks[*].minAvailable may"
+k apply -f "$FIX/svc-scale.yaml" >/dev/null
+wait_for "svc-scale: 2 workers Running" 60 running_is svc-scale 2
+wait_for "svc-scale phase Running" 30 job_phase_is svc-scale Running
+cm_field() { field configmap/svc-scale-svc "{.data.$1}"; }
+cm_num_is() { [[ $(cm_field VC_WORKER_NUM) == "$1" ]]; }
+expect_eq "hosts ConfigMap before the scale" "$(cm_field VC_WORKER_NUM)" 2
+# (a) forbidden updates: refused by the API server, the Job unchanged.
+if out=$(k patch vcjob svc-scale --type=json \
+  -p '[{"op":"replace","path":"/spec/tasks/0/template/spec/containers/0/image","value":"registry.invalid/fake:2"}]' 2>&1); then
+  fail "a change of the task's image was accepted"
+fi
+expect_contains "image change refused" "$out" "spec.tasks: Invalid value: \"array\": tasks[0].template: $frozen"
+if out=$(k patch vcjob svc-scale --type=merge -p '{"spec":{"queue":"other"}}' 2>&1); then
+  fail "a change of the queue was accepted"
+fi
+expect_contains "queue change refused" "$out" "spec.queue: Invalid value: \"object\": $frozen"
+expect_eq "the image as created" "$(field vcjob/svc-scale '{.spec.tasks[0].template.spec.containers[0].image}')" \
+  registry.invalid/fake:1
+# (b) a scale: the third worker, the PodGroup, the hosts ConfigMap.
+k patch vcjob svc-scale --type=json -p '[{"op":"replace","path":"/spec/tasks/0/replicas","value":3}]' >/dev/null ||
+  fail "scaling svc-scale's workers to 3 was refused"
+wait_for "svc-scale: 3 workers Running after the scale" 60 running_is svc-scale 3
+wait_for "hosts ConfigMap rewritten: VC_WORKER_NUM 3" 30 cm_num_is 3
+expect_eq "VC_WORKER_HOSTS" "$(cm_field VC_WORKER_HOSTS)" \
+  "svc-scale-worker-0.svc-scale,svc-scale-worker-1.svc-scale,svc-scale-worker-2.svc-scale"
+expect_eq "worker.host: a line per worker" "$(cm_field 'worker\.host' | grep -c '^svc-scale-worker-')" 3
+pg=$(k get podgroups -o name | grep '/svc-scale-' | head -n 1)
+expect_eq "svc-scale PodGroup minMember/minTaskMember after the scale" \
+  "$(field "$pg" '{.spec.minMember}/{.spec.minTaskMember.worker}')" "2/3"
+expect_eq "svc-scale status: no refusal" "$(field vcjob/svc-scale '{.status.state.phase}/{.status.state.reason}')" \
+  "Running/"

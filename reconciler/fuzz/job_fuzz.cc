@@ -3,6 +3,8 @@
 // plugin objects and PodGroup are built, and one lifecycle pass runs on it.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "kube/codec/volcano_codec.h"
@@ -40,6 +42,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Job job = rc::WithDefaults(*decoded);
   if (job.meta.uid.empty()) job.meta.uid = "fuzz-uid";
   if (!rc::ValidateJob(job).ok()) return 0;
+  // A valid Job is an allowed update of itself, also through its digest's text.
+  const std::optional<rc::AcceptedSpec> digest =
+      rc::DecodeAcceptedSpec(rc::EncodeAcceptedSpec(rc::AcceptedSpecOf(job)));
+  if (!digest || !rc::ValidateJobUpdate(job, job).ok() ||
+      !rc::ValidateJobUpdate(*digest, job).ok()) {
+    std::abort();  // a finding
+  }
   int64_t total = 0;
   for (const auto& task : job.spec.tasks) total += task.replicas;
   if (total > 10000) return 0;  // the lifecycle walks every replica
