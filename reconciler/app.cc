@@ -109,6 +109,7 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
   const QueueController* queues = nullptr;
   ControllerOptions options = flags.controller;
   options.queue_of = [&queues](const std::string& name) { return queues->GetQueue(name); };
+  options.children_of = [&queues](const std::string& name) { return queues->ChildQueues(name); };
   JobController controller(client->get(), RealClock(), options, &metrics);
   JobCommandHooks hooks;
   hooks.synced = [&controller] { return controller.Synced(); };

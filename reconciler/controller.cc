@@ -370,13 +370,15 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   Job job = *cached;
   SpecVerdict verdict;
   if (!Admit(&job, &verdict)) return;
-  // Volcano's admission refuses a new Job in a queue that is not Open
-  // (queue_state.h). "New": no phase and no PodGroup yet - a Job that has
+  // Volcano's admission refuses a new Job in a queue that is not Open, or
+  // not a leaf (queue_state.h). "New": no phase and no PodGroup yet - a Job that has
   // started keeps running when its queue closes.
   if (options_.queue_of && job.status.state.phase.empty() &&
       groups_.Get(PodGroupKey(job)) == nullptr) {
     std::shared_ptr<const Queue> queue = options_.queue_of(job.spec.queue);
-    if (Status open = AdmitToQueue(job, queue.get()); !open.ok()) {
+    const std::vector<std::string> children =
+        options_.children_of ? options_.children_of(job.spec.queue) : std::vector<std::string>{};
+    if (Status open = AdmitToQueue(job, queue.get(), children); !open.ok()) {
       RejectInvalid(job, open);
       return;
     }

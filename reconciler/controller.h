@@ -81,6 +81,9 @@ struct ControllerOptions {
   // null. A new Job whose queue is not Open is refused like an invalid one
   // (queue_state.h AdmitToQueue). Unset: no such check.
   std::function<std::shared_ptr<const Queue>(const std::string& name)> queue_of;
+  // The names of the queues whose spec.parent is `name`: a new Job in a
+  // queue with children is refused (only leaves take Jobs). Unset: no check.
+  std::function<std::vector<std::string>(const std::string& name)> children_of;
 };
 
 class JobController {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -183,6 +184,15 @@ std::shared_ptr<const Queue> QueueController::GetQueue(const std::string& name) 
     return it->second;
   }
   return cached;
+}
+
+std::vector<std::string> QueueController::ChildQueues(const std::string& name) const {
+  std::vector<std::string> children;
+  for (const std::shared_ptr<const Queue>& q : queues_.List()) {
+    if (q->spec.parent == name && q->meta.name != name) children.push_back(q->meta.name);
+  }
+  std::ranges::sort(children);
+  return children;
 }
 
 // --- Work queue ------------------------------------------------------------

@@ -78,6 +78,8 @@ class QueueController {
   // The queue as last known: the informer's copy, or the one our last state
   // write returned while the informer has not caught up. Null when unknown.
   std::shared_ptr<const Queue> GetQueue(const std::string& name) const;
+  // The names of the queues whose spec.parent is `name`, sorted.
+  std::vector<std::string> ChildQueues(const std::string& name) const;
 
  private:
   // One unit of work: a Command (by key) or a queue with the actions to run.

@@ -20,11 +20,19 @@ bool QueueHolds(const PodGroup& pg) {
   return !pg.meta.deletion_timestamp.has_value() && pg.status.phase != kPodGroupCompleted;
 }
 
-Status AdmitToQueue(const Job& job, const Queue* queue) {
-  if (queue == nullptr || queue->IsOpen()) return Status::Ok();
-  return InvalidArgumentError(
-      "spec.queue: can only submit job to queue with state `Open`, queue `" + job.spec.queue +
-      "` status is `" + queue->status.state + "`");
+Status AdmitToQueue(const Job& job, const Queue* queue, const std::vector<std::string>& children) {
+  if (queue == nullptr) return Status::Ok();
+  if (!queue->IsOpen()) {
+    return InvalidArgumentError(
+        "spec.queue: can only submit job to queue with state `Open`, queue `" + job.spec.queue +
+        "` status is `" + queue->status.state + "`");
+  }
+  if (!children.empty()) {
+    return InvalidArgumentError("spec.queue: can only submit job to leaf queue, queue `" +
+                                job.spec.queue + "` has " + std::to_string(children.size()) +
+                                " child queues");
+  }
+  return Status::Ok();
 }
 
 }  // namespace muster::reconciler

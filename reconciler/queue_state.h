@@ -34,6 +34,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/job.h"
 #include "model/pod_group.h"
@@ -66,7 +67,11 @@ bool QueueHolds(const PodGroup& pg);
 // QueueNotFound (extender/queue_step.h), as before. A queue with no state
 // yet is Open (Volcano's controller makes it so at once). The error is
 // InvalidArgument "spec.queue: can only submit job to queue with state
-// `Open`, queue `q` status is `Closed`" (Volcano's words).
-Status AdmitToQueue(const Job& job, const Queue* queue);
+// `Open`, queue `q` status is `Closed`" (Volcano's words). A queue with
+// child queues (`children`: their names) takes no Job either - only leaves
+// do: "spec.queue: can only submit job to leaf queue, queue `q` has 2 child
+// queues" (pkg/webhooks/admission/jobs/validate/admit_job.go).
+Status AdmitToQueue(const Job& job, const Queue* queue,
+                    const std::vector<std::string>& children = {});
 
 }  // namespace muster::reconciler

@@ -95,6 +95,20 @@ TEST(QueueHoldsTest, UnfinishedPodGroupsOnly) {
   }
 }
 
+// Volcano's webhook (pkg/webhooks/admission/jobs/validate/admit_job.go)
+// takes Jobs into leaf queues only.
+TEST(AdmitToQueueTest, OnlyALeafQueueTakesANewJob) {
+  Job job;
+  job.spec.queue = "eng";
+  Queue q;
+  q.meta.name = "eng";
+  EXPECT_TRUE(AdmitToQueue(job, &q, {}).ok());
+  Status s = AdmitToQueue(job, &q, {"eng-infra", "eng-ml"});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "spec.queue: can only submit job to leaf queue, queue `eng` has 2 child queues");
+}
+
 TEST(AdmitToQueueTest, OnlyAnOpenQueueTakesANewJob) {
   Job job;
   job.spec.queue = "research";

@@ -7,6 +7,7 @@
 #     16 that fit and keeps 4 pending; when room frees, a waiting worker runs.
 #     Volcano enforces minTaskMember only when minAvailable >= their sum
 #     (pkg/scheduler/api/job_info.go).
+#  1b. Two such elastic Jobs share the cluster by DRF: 16 workers each.
 #  2. A 3-stage dependsOn chain with minAvailable 1 (examples/volcano/
 #     depends-on-chain.yaml, the demo's): each stage's pods are created only
 #     once the stage before runs, all three run, and the job is Completed when
@@ -77,6 +78,45 @@ expect_eq "elastic: after $victim was deleted, Running and unbound" \
 # resource resync on a cluster whose CRDs are seconds old.
 k delete vcjob elastic --wait=false >/dev/null
 wait_for "elastic pods gone" 90 pods_are elastic 0
+
+# --- 1b. elastic neighbours share by DRF ----------------------------------------
+# 15 plain pods hold 15 nodes; two elastic Jobs (fixtures/compat/
+# neighbours.yaml) each fit their minimum in the 8 GPUs left, so both are
+# admitted and get their 24 pods. Once the blockers go, the freed nodes are
+# shared one worker per turn to the Job holding the least: 16 and 16.
+blockers() {
+  local i
+  for i in $(seq 0 14); do
+    cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: blocker-$i, labels: {app: blocker}}
+spec:
+  schedulerName: volcano
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: registry.invalid/fake:1
+    resources: {requests: {cpu: "1"}, limits: {nvidia.com/gpu: "8"}}
+---
+EOF
+  done
+}
+blockers | k apply -f - >/dev/null
+blockers_running() { [[ $(k get pods -l app=blocker --no-headers | grep -c Running) -eq 15 ]]; }
+wait_for "15 blockers Running" 60 blockers_running
+for job in left right; do sed "s/NAME/$job/" "$FIX/neighbours.yaml" | k apply -f - >/dev/null; done
+wait_for "left: 24 pods exist" 60 pods_are left 24
+wait_for "right: 24 pods exist" 60 pods_are right 24
+e2e_log "before the blockers go: left $(count_running left), right $(count_running right) Running"
+k delete pods -l app=blocker --wait=false >/dev/null
+both_at_16() { [[ "$(count_running left) $(count_running right)" == "16 16" ]]; }
+wait_for "left and right: 16 workers Running each (DRF)" 90 both_at_16
+sleep 3 # the gang controller's passes in between change nothing
+expect_eq "left, right Running" "$(count_running left) $(count_running right)" "16 16"
+k delete vcjob left right --wait=false >/dev/null
+wait_for "left pods gone" 90 pods_are left 0
+wait_for "right pods gone" 90 pods_are right 0
 
 # --- 2. dependsOn chain, stage after stage -------------------------------------
 # A watch started before the Job sees every pod change in resourceVersion
