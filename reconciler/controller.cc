@@ -390,9 +390,11 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   });
   requests.push_back(Request{});
   std::string_view result = "ok";
-  for (const Request& request : requests) {
+  for (size_t next = 0; next < requests.size(); ++next) {
+    const Request& request = requests[next];
     bool conflict = false;
-    Status s = SyncOnce(job, verdict, request, &conflict);
+    bool recorded = false;
+    Status s = SyncOnce(job, verdict, request, &conflict, &recorded);
     for (int attempt = 0; conflict && attempt < kConflictRetries; ++attempt) {
       result = "conflict";
       StatusOr<std::string> fresh = client_->Get(
@@ -403,12 +405,20 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
       job = *std::move(decoded);
       if (!Admit(&job, &verdict)) return;
       conflict = false;
-      s = SyncOnce(job, verdict, request, &conflict);
+      recorded = false;
+      s = SyncOnce(job, verdict, request, &conflict, &recorded);
     }
     if (!s.ok()) {
       result = "error";
       spdlog::warn("reconciler: job {}: {}", job_key, s.ToString());
-      EnqueueAt(job_key, Request{}, clock_.Now() + kRetryDelay);
+      // A Command's or a pod event's action that failed before its status
+      // was written runs again, and so do the requests after it; one whose
+      // status is written is done (a plain sync finishes the rest).
+      const Time due = clock_.Now() + kRetryDelay;
+      for (size_t i = recorded ? next + 1 : next; i < requests.size(); ++i) {
+        EnqueueAt(job_key, requests[i], due);
+      }
+      EnqueueAt(job_key, Request{}, due);
       break;
     }
     std::shared_ptr<const Job> written;
@@ -514,7 +524,7 @@ void JobController::ReportRefused(const Job& job, const Status& why) {
 }
 
 Status JobController::SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
-                               bool* conflict) {
+                               bool* conflict, bool* recorded) {
   std::vector<std::shared_ptr<const Pod>> held;
   std::shared_ptr<const PodGroup> group;
   JobSnapshot snap = Snapshot(job, &held, &group);
@@ -531,7 +541,7 @@ Status JobController::SyncOnce(const Job& job, const SpecVerdict& verdict, const
   const bool rewrite_hosts = verdict.record.svc_hosts != 0 && !plan.ensure_job_objects &&
                              !IsFinished(plan.status.state.phase) &&
                              (!stored || stored->svc_hosts != verdict.record.svc_hosts);
-  Status applied = Apply(job, plan, rewrite_hosts);
+  Status applied = Apply(job, plan, rewrite_hosts, recorded);
   if (applied.code() == StatusCode::kConflict) {
     *conflict = true;
     return Status::Ok();
@@ -625,7 +635,7 @@ JobSnapshot JobController::Snapshot(const Job& job, std::vector<std::shared_ptr<
 
 // --- Apply -----------------------------------------------------------------
 
-Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts) {
+Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded) {
   // Each kill names the pod's UID: a replacement of the same name is never
   // marked or deleted by mistake.
   std::vector<PodRef> kills;
@@ -659,6 +669,7 @@ Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts
   } else if (write != StatusWrite::kNone) {
     MUSTER_RETURN_IF_ERROR(WriteStatus(job, plan.status));
   }
+  if (recorded != nullptr) *recorded = true;
   KillPods(job, kills);
   MUSTER_RETURN_IF_ERROR(ApplyPodGroup(job, plan));
   Status created = CreatePods(job, plan.create_pods);

@@ -140,10 +140,13 @@ class JobController {
   // The Warning Event of a refused update, once per refusal.
   void ReportRefused(const Job& job, const Status& why);
   void Sync(const std::string& job_key, std::vector<Request> requests);
+  // `recorded` (may be null): set once the plan's status - the action's
+  // effect - is written (or needs no write); a failure before that leaves
+  // the request to be retried whole.
   Status SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
-                  bool* conflict);
+                  bool* conflict, bool* recorded = nullptr);
   // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
-  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts);
+  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded = nullptr);
   Status RewriteHostsConfigMap(const Job& job);
   Status WriteStatus(const Job& job, const JobStatus& status);
   // True when a counters-only status change may be written now; else `due`

@@ -111,6 +111,24 @@ TEST_F(JobControllerQueueTest, AJobThatStartedKeepsRunningWhenItsQueueCloses) {
   EXPECT_THAT(EventsOf("early"), ::testing::Not(HasSubstr("InvalidSpec")));
 }
 
+// A Command's action is not lost to an API error: when the status write
+// that records it fails, the action runs again a second later (a plain
+// sync would see a Running job and leave it so).
+TEST_F(JobControllerQueueTest, AnActionWhoseStatusWriteFailedRunsAgain) {
+  api_->Put(kube::VolcanoJobsRef().WithNamespace("ml").WithName("early"),
+            JobJson("early", R"({"state":{"phase":"Running"},"minAvailable":1})"));
+  Start("Open");
+  ASSERT_TRUE(WaitFor([&] { return PodGroups() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the first syncs are done
+  api_->FailNext("PATCH", "/apis/batch.volcano.sh/v1alpha1/namespaces/ml/jobs/early", 500);
+  controller_->Submit("ml/early", Request{.action = "AbortJob"});
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string phase = StateOf("early").phase;
+    return phase == "Aborting" || phase == "Aborted";
+  })) << "phase "
+      << StateOf("early").phase;
+}
+
 TEST_F(JobControllerQueueTest, AnOpenQueueTakesANewJob) {
   api_->Put(kube::VolcanoJobsRef().WithNamespace("ml").WithName("now"), JobJson("now", ""));
   Start("Open");
