@@ -783,10 +783,19 @@ cmd_up() {
   # manager, so no conflicts on the CRDs' atomic lists).
   local ssa=(apply --server-side)
   (
+    # Polled, not `kubectl wait`: on a CRD whose status has no condition yet
+    # that fails (".status.conditions accessor error") instead of waiting.
+    # shellcheck disable=SC2317 # called through wait_until
+    established() {
+      local crd
+      for crd in jobs.batch.volcano.sh podgroups.scheduling.volcano.sh queues.scheduling.volcano.sh \
+        commands.bus.volcano.sh; do
+        [[ $("${kc[@]}" get "crd/$crd" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}') == True ]] ||
+          return 1
+      done
+    }
     "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/crds/" >/dev/null &&
-      "${kc[@]}" wait --for=condition=Established --timeout=60s \
-        crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh \
-        crd/commands.bus.volcano.sh >/dev/null &&
+      wait_until "muster's CRDs established" 60 established &&
       "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
       "${kc[@]}" patch queue root --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
       "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null

@@ -113,13 +113,23 @@ expect_eq "an overlay's images" "$images" \
 # --- 2. install (server-side apply) ------------------------------------------------
 SERVICEMONITOR_CRD=$("$E2E_REPO/e2e/cluster/servicemonitor-crd.sh") || fail "no ServiceMonitor CRD"
 "${KC[@]}" apply --server-side -f "$SERVICEMONITOR_CRD" >/dev/null || fail "the ServiceMonitor CRD did not apply"
-"${KC[@]}" wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com >/dev/null
+# established CRD...: every CRD named has condition Established=True. (Not
+# `kubectl wait`: on a CRD created a moment ago, before its status has any
+# condition, it fails with ".status.conditions accessor error" instead of
+# waiting.)
+established() {
+  local crd
+  for crd in "$@"; do
+    [[ $("${KC[@]}" get "crd/$crd" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}' 2>/dev/null) == True ]] ||
+      return 1
+  done
+}
+wait_for "the ServiceMonitor CRD established" 60 established servicemonitors.monitoring.coreos.com
 # docs/operator-guide.md, "Install": the CRDs, then everything.
 "${KC[@]}" apply --server-side -f "$MANIFESTS/crds/" >"$OUT/apply-crds.txt" 2>&1 ||
   { cat "$OUT/apply-crds.txt"; fail "server-side apply of manifests/crds failed"; }
-"${KC[@]}" wait --for=condition=Established --timeout=60s \
-  crd/jobs.batch.volcano.sh crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh \
-  crd/commands.bus.volcano.sh >/dev/null
+wait_for "muster's CRDs established" 60 established jobs.batch.volcano.sh \
+  podgroups.scheduling.volcano.sh queues.scheduling.volcano.sh commands.bus.volcano.sh
 "${KC[@]}" apply --server-side -k "$MANIFESTS" >"$OUT/apply.txt" 2>&1 ||
   { cat "$OUT/apply.txt"; fail "kubectl apply --server-side -k manifests failed"; }
 pass "kubectl apply --server-side -k manifests: $(wc -l <"$OUT/apply.txt") objects applied"

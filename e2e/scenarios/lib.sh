@@ -89,8 +89,13 @@ failed_scheduling() {
     -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
 }
 
-# No namespace of a scenario exists (for wait_for).
-earlier_namespaces_gone() { ! "$MUSTER_KUBECTL" get namespaces -o name | grep -q '^namespace/e2e-'; }
+# No namespace of a scenario exists (for wait_for) - nor of kube_client_e2e
+# (kube/client/client_e2e.cc: client-e2e-<pid>), whose pods hold GPUs of the
+# shared cluster while its namespace goes (a burst right after it counted
+# them as taken, and bound more pods once they went).
+earlier_namespaces_gone() {
+  ! "$MUSTER_KUBECTL" get namespaces -o name | grep -qE '^namespace/(client-)?e2e-'
+}
 
 # new_namespace: a fresh namespace for this scenario (E2E_NS), with its
 # default ServiceAccount (pods are rejected until kcm made it), once earlier
