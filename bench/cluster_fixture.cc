@@ -48,11 +48,11 @@ Node MakeNode(int i) {
                       {"network.muster.io/rack", "rack-" + std::to_string(i / 32)}};
   node.capacity = Resources{{"cpu", 96000},
                             {"memory", int64_t{1152} << 30},
-                            {"nvidia.com/gpu", kGpusPerNode},
+                            {"nvidia.com/gpu", kGpusPerNode * kMilliPerGpu},
                             {"pods", 110}};
   node.allocatable = Resources{{"cpu", 95500},
                                {"memory", int64_t{1140} << 30},
-                               {"nvidia.com/gpu", kGpusPerNode},
+                               {"nvidia.com/gpu", kGpusPerNode * kMilliPerGpu},
                                {"pods", 110}};
   return node;
 }
@@ -68,7 +68,7 @@ Pod MakeBoundPod(int node, int k, int64_t gpus) {
   c.name = "trainer";
   c.image = "registry.example.com/ml/trainer:v1.4";
   c.resources.requests = Resources{{"cpu", 4000}, {"memory", int64_t{32} << 30}};
-  if (gpus > 0) c.resources.requests.Set(kNvidiaGpu, gpus);
+  if (gpus > 0) c.resources.requests.Set(kNvidiaGpu, gpus * kMilliPerGpu);
   c.resources.limits = c.resources.requests;
   pod.spec.containers.push_back(std::move(c));
   pod.status.phase = "Running";

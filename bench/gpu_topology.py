@@ -548,7 +548,8 @@ def api_delete(api, path, body):
 def extender_gpus(url):
     with urllib.request.urlopen(f"{url}/debug/state", timeout=10) as r:
         state = json.loads(r.read())
-    return sum(int(n["allocated"].get(GPU, 0)) for n in state["nodes"]), len(state["nodes"])
+    # /debug/state counts nvidia.com/gpu in thousandths.
+    return sum(int(n["allocated"].get(GPU, 0)) // 1000 for n in state["nodes"]), len(state["nodes"])
 
 
 def run_cmd(args):

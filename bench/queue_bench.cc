@@ -17,7 +17,7 @@ namespace {
 Resources Request(int i) {
   return Resources{{"cpu", 1000 * (1 + i % 8)},
                    {"memory", int64_t{1} << (30 + i % 4)},
-                   {std::string(kNvidiaGpu), i % 3 == 0 ? 0 : 1 + i % 8}};
+                   {std::string(kNvidiaGpu), i % 3 == 0 ? 0 : (1 + i % 8) * kMilliPerGpu}};
 }
 
 std::vector<QueueState> Queues(int n) {
@@ -31,7 +31,7 @@ std::vector<QueueState> Queues(int n) {
     q.allocated *= 10;
     q.pending = Request(i + 1);
     q.pending *= 50;
-    if (i % 7 == 0) q.capability = Resources{{std::string(kNvidiaGpu), 200}};
+    if (i % 7 == 0) q.capability = Resources{{std::string(kNvidiaGpu), 200 * kMilliPerGpu}};
     queues.push_back(std::move(q));
   }
   return queues;
@@ -53,8 +53,9 @@ void BM_QueueStep(benchmark::State& state) {
   const int queues = static_cast<int>(state.range(0));
   const std::vector<QueueState> list = Queues(queues);
   const std::vector<PendingGang> gangs = Gangs(queues, static_cast<int>(state.range(1)));
-  const Resources total{
-      {"cpu", 96'000 * 1000}, {"memory", int64_t{1536} << 40}, {std::string(kNvidiaGpu), 8000}};
+  const Resources total{{"cpu", 96'000 * 1000},
+                        {"memory", int64_t{1536} << 40},
+                        {std::string(kNvidiaGpu), 8000 * kMilliPerGpu}};
   for (auto _ : state) {
     const Shares shares = ComputeShares(list, total);
     benchmark::DoNotOptimize(RankGangs(shares, gangs));

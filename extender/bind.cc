@@ -1,10 +1,14 @@
 // POST {prefix}/bind, the decision part: may the pod be bound to the node,
 // and with what Binding. The POST itself is the HTTP layer's (it owns the
 // API client); this file reserves before it and settles after it.
+#include <algorithm>
+#include <bit>
+#include <map>
 #include <string>
 #include <utility>
 
 #include "extender/pipeline.h"
+#include "kube/codec/vgpu_codec.h"
 
 namespace muster::extender {
 namespace {
@@ -26,29 +30,70 @@ std::string_view MissingField(const kube::ExtenderBindingArgs& args) {
   return "";
 }
 
-// The GPUs the pod takes on the node: the best set of the free ones, or
-// nothing when it asks none or the node's topology is unknown.
+// The GPUs the pod takes on the node: its shares where they fill best, the
+// best set of the free ones (whole GPUs), the lowest free ones when the
+// node's links are unknown, or nothing when it asks none or the node's GPUs
+// are not told apart.
 struct GpuPick {
-  GpuMask gpus = 0;
+  GpuHolding gpus;
   std::string_view link;  // VerbReply::gpu_set
 };
 GpuPick PickGpus(const Resources& request, const NodeInfo& node, const PodDemand& demand) {
+  const GpuHolding own = demand.GpuCredit(node.name);
+  if (demand.gpu.shared()) {
+    std::optional<std::vector<GpuSlice>> slices =
+        PlaceSharesOn(node.Gpus(), node.gpu_holds, demand.gpu.shares, own, nullptr);
+    // FitOnNode passed, so they fit; should they not, the bind goes on by count.
+    if (!slices) return {.link = "unchosen"};
+    return {.gpus = GpuHolding{.slices = *std::move(slices)}, .link = "shared"};
+  }
   const int k = GpusRequested(request);
   if (k == 0) return {};
-  if (node.Gpus().index() == nullptr) return {.link = "unchosen"};
-  const std::optional<topology::GpuChoice> choice = node.Gpus().index()->Choose(
-      FreeGpus(node.Gpus(), node.gpu_holds, demand.GpuCredit(node.name)), k);
+  if (node.Gpus().cards == nullptr) return {.link = "unchosen"};
+  const GpuMask free = FreeGpus(node.Gpus(), node.gpu_holds, own);
+  if (node.Gpus().index() == nullptr) {
+    if (std::popcount(free) < k) return {.link = "unchosen"};
+    GpuMask lowest = 0;
+    for (GpuMask m = free; std::popcount(lowest) < k; m &= m - 1) lowest |= m & -m;
+    return {.gpus = GpuHolding{.whole = lowest}, .link = "unlinked"};
+  }
+  const std::optional<topology::GpuChoice> choice = node.Gpus().index()->Choose(free, k);
   // The count fitted but the ledger has fewer free GPUs: pods bound by
   // others hold GPUs without naming them. The device plugin decides then.
   if (!choice) return {.link = "unchosen"};
-  return {.gpus = choice->mask,
+  return {.gpus = GpuHolding{.whole = choice->mask},
           .link = k == 1 ? "single" : topology::LinkClassName(choice->bottleneck)};
+}
+
+// The annotations Volcano's vGPU device plugin reads to allocate the pod's
+// vGPUs (kube/codec/vgpu_codec.h): they ride on the Binding, so the pod has
+// them when the kubelet asks the plugin, set together with its node.
+void AddVgpuAnnotations(std::map<std::string, std::string>& annotations,
+                        const std::vector<GpuSlice>& slices, const NodeGpus& gpus,
+                        std::string_view node, Time now) {
+  kube::VgpuPodDevices devices;
+  for (const GpuSlice& s : slices) {
+    const auto c = static_cast<size_t>(std::max(s.container, 0));
+    if (devices.size() <= c) devices.resize(c + 1);
+    devices[c].push_back(kube::VgpuDevice{.uuid = (*gpus.cards)[static_cast<size_t>(s.gpu)].uuid,
+                                          .memory_mib = s.memory_mib,
+                                          .cores = s.compute / 10});
+  }
+  const std::string list = kube::EncodeVgpuDevices(devices);
+  const std::string seconds = std::to_string(now.unix_seconds());
+  annotations[std::string(kube::kAnnotationVgpuIds)] = list;
+  annotations[std::string(kube::kAnnotationVgpuToAllocate)] = list;
+  annotations[std::string(kube::kAnnotationVgpuNode)] = std::string(node);
+  annotations[std::string(kube::kAnnotationVgpuTime)] = seconds;
+  annotations[std::string(kube::kAnnotationVgpuBindTime)] = seconds;
+  annotations[std::string(kube::kAnnotationVgpuBindPhase)] = std::string(kube::kVgpuBindAllocating);
 }
 
 // The Binding to POST: the pod's identity (its uid is a precondition on
 // API servers that check it) and the placement annotations.
 Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& placed,
-                   const std::string* gang_plan, const NodeInfo& node, GpuMask gpus) {
+                   const std::string* gang_plan, const NodeInfo& node, const GpuHolding& held,
+                   bool vgpu, Time now) {
   Binding binding;
   binding.meta.name = args.pod_name;
   binding.meta.namespace_ = args.pod_namespace;
@@ -56,11 +101,19 @@ Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& place
   binding.meta.annotations[std::string(kAnnotationNode)] = args.node;
   binding.meta.annotations[std::string(kAnnotationResources)] = placed.ToString();
   if (gang_plan != nullptr) binding.meta.annotations[std::string(kAnnotationGangPlan)] = *gang_plan;
-  if (gpus != 0) {
+  if (const GpuMask gpus = held.Gpus(); gpus != 0) {
     binding.meta.annotations[std::string(kAnnotationGpuIds)] = FormatGpuIds(gpus);
-    if (std::string uuids = FormatGpuUuids(gpus, *node.Gpus().uuids); !uuids.empty()) {
+    if (std::string uuids = FormatGpuUuids(gpus, *node.Gpus().cards); !uuids.empty()) {
       binding.meta.annotations[std::string(kAnnotationGpuUuids)] = std::move(uuids);
     }
+  }
+  if (!held.slices.empty()) {
+    int containers = 0;
+    for (const GpuSlice& s : held.slices) containers = std::max(containers, s.container + 1);
+    binding.meta.annotations[std::string(kube::kAnnotationGpuShares)] =
+        kube::EncodeGpuShares(held.slices, containers);
+    if (vgpu)
+      AddVgpuAnnotations(binding.meta.annotations, held.slices, node.Gpus(), args.node, now);
   }
   binding.target_node = args.node;
   return binding;
@@ -126,7 +179,7 @@ std::optional<BindPlan> CheckGang(const BindPlan& plan, const PodRecord& pod, co
 
 BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
                   const std::optional<Placement>& own, const std::vector<std::string>& managed,
-                  const PodGroup* group, const std::string* gang_plan) {
+                  const PodGroup* group, const std::string* gang_plan, Time now) {
   BindPlan plan{.args = args};
   if (std::string_view missing = MissingField(args); !missing.empty()) {
     return Reject(std::move(plan), kReasonBadRequest, ReplyOutcome::kBadRequest,
@@ -140,7 +193,11 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
   }
   // fit: the node may have filled up since filter (other binds, other
   // schedulers); the cache, with every reservation, has the last word.
-  const PodDemand demand{.request = ManagedPart(pod->request, managed), .own = own};
+  if (!pod->gpu_problem.empty()) {
+    return Reject(std::move(plan), kReasonGpuRequest, ReplyOutcome::kFault, pod->gpu_problem);
+  }
+  const PodDemand demand{
+      .request = ManagedPart(pod->request, managed), .own = own, .gpu = pod->gpu_demand};
   NodeVerdict fit = FitOnNode(demand, node);
   if (fit.verdict != Verdict::kFit) {
     return Reject(std::move(plan), fit.code, ReplyOutcome::kFault, OnNode(args.node, fit.reason));
@@ -148,11 +205,11 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
   plan.action = BindAction::kPost;
   plan.code = kReasonBindPost;
   plan.outcome = ReplyOutcome::kOk;
-  const GpuPick gpus = PickGpus(pod->request, *node, demand);
-  plan.gpus = gpus.gpus;
+  GpuPick gpus = PickGpus(pod->request, *node, demand);
   plan.gpu_set = gpus.link;
-  plan.binding =
-      BindingFor(args, demand.request, pod->group.empty() ? nullptr : gang_plan, *node, gpus.gpus);
+  plan.binding = BindingFor(args, demand.request, pod->group.empty() ? nullptr : gang_plan, *node,
+                            gpus.gpus, pod->gpu_demand.vgpu(), now);
+  plan.gpus = std::move(gpus.gpus);
   return plan;
 }
 
@@ -167,7 +224,7 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
     gang_plan = state.GangPlanOf(pod->group);
   }
   BindPlan plan = PlanBind(args, pod, state.FindNode(args.node), state.PlacementOf(args.pod_uid),
-                           managed, group, gang_plan);
+                           managed, group, gang_plan, state.now());
   if (plan.action != BindAction::kPost) return plan;
   // reserve: the whole request counts on the node from now on, until the
   // bound pod is seen (or FinishBind releases it).

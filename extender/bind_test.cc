@@ -26,7 +26,7 @@ kube::ExtenderBindingArgs Args(std::string node = "n1") {
 PodRecord Pending(int64_t gpus = 4) {
   return PodRecord{.namespace_ = "ml",
                    .name = "train-0",
-                   .request = Resources{{"cpu", 1000}, {"nvidia.com/gpu", gpus}}};
+                   .request = Resources{{"cpu", 1000}, {"nvidia.com/gpu", gpus * kMilliPerGpu}}};
 }
 
 NodeInfo GpuNode(int64_t used) {
@@ -34,7 +34,7 @@ NodeInfo GpuNode(int64_t used) {
   return NodeInfo{.name = "n1",
                   .node = std::make_shared<const Node>(node),
                   .allocatable = node.allocatable,
-                  .allocated = Resources{{"nvidia.com/gpu", used}}};
+                  .allocated = Resources{{"nvidia.com/gpu", used * kMilliPerGpu}}};
 }
 
 TEST(PlanBindTest, Decisions) {
@@ -62,7 +62,7 @@ TEST(PlanBindTest, Decisions) {
   kube::ExtenderBindingArgs no_uid = Args();
   no_uid.pod_uid.clear();
   const Placement own_here{
-      .node = "n1", .resources = {{"nvidia.com/gpu", 4}, {"pods", 1}}, .assumed = true};
+      .node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}, .assumed = true};
 
   const std::vector<Case> cases = {
       {"fits", Args(), Pending(), GpuNode(4), std::nullopt, BindAction::kPost, kReasonBindPost, ""},

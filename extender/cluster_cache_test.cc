@@ -47,7 +47,7 @@ TEST(ClusterCacheTest, ConcurrentWritersReadersAndReservations) {
         });
         const std::string uid = "r" + std::to_string(r) + "-" + std::to_string(i);
         cache.Exclusive([&](ClusterState& s) {
-          s.Assume(uid, "n0", Resources{{"nvidia.com/gpu", 1}});
+          s.Assume(uid, "n0", Resources{{"nvidia.com/gpu", 1000}});
         });
         cache.Exclusive([&](ClusterState& s) { s.Forget(uid); });
       }
@@ -73,7 +73,7 @@ TEST(ClusterCacheTest, ExpireAssumedSweepsOnTheInjectedClock) {
   FakeClock clock;
   ClusterCache cache(clock, {.assume_ttl = std::chrono::seconds(10)});
   cache.Exclusive([](ClusterState& s) {
-    s.Assume("uid-p", "n1", Resources{{"nvidia.com/gpu", 2}});
+    s.Assume("uid-p", "n1", Resources{{"nvidia.com/gpu", 2000}});
   });
   EXPECT_TRUE(cache.ExpireAssumed().empty());
   clock.Advance(std::chrono::seconds(10));

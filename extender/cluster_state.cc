@@ -18,22 +18,20 @@
 namespace muster::extender {
 namespace {
 
-// The GPUs a bound pod's muster.io/gpu-ids names; 0 when it names none or
-// cannot be read (the pod then holds a count of GPUs, not which).
-GpuMask GpusOf(const Pod& pod) {
-  if (pod.spec.node_name.empty()) return 0;
-  auto it = pod.meta.annotations.find(std::string(kAnnotationGpuIds));
-  if (it == pod.meta.annotations.end()) return 0;
-  StatusOr<GpuMask> gpus = ParseGpuIds(it->second);
-  if (!gpus.ok()) {
-    spdlog::warn("pod {}: {}", pod.meta.Key(), gpus.status().message());
-    return 0;
-  }
-  return *gpus;
+// What a bound pod holds of its node's GPUs by its annotations; nothing when
+// they name none or cannot be read (the pod then holds a count of GPUs, not
+// which).
+GpuHolding GpusOf(const Pod& pod) {
+  if (pod.spec.node_name.empty()) return {};
+  std::string problem;
+  GpuHolding holding = HoldingOf(pod.meta.annotations, &problem);
+  if (!problem.empty()) spdlog::warn("pod {}: {}", pod.meta.Key(), problem);
+  return holding;
 }
 
 PodRecord RecordOf(const Pod& pod, const std::vector<std::string>& gang_schedulers) {
   GroupRef group = GroupOfPod(pod, gang_schedulers);
+  StatusOr<GpuDemand> demand = GpuDemandOf(pod);
   return PodRecord{.namespace_ = pod.meta.namespace_,
                    .name = pod.meta.name,
                    .node_name = pod.spec.node_name,
@@ -43,6 +41,8 @@ PodRecord RecordOf(const Pod& pod, const std::vector<std::string>& gang_schedule
                    .group = std::move(group.key),
                    .implicit_group = group.implicit,
                    .gpus = GpusOf(pod),
+                   .gpu_demand = demand.ok() ? *std::move(demand) : GpuDemand{},
+                   .gpu_problem = demand.ok() ? std::string() : demand.status().message(),
                    .evictable = gang::Evictable(pod)};
 }
 
@@ -102,7 +102,7 @@ class NodeInfoPool {
  public:
   // A cache-line multiple, at least the control block with its NodeInfo
   // (checked by PoolAllocator).
-  static constexpr size_t kBlockBytes = 320;
+  static constexpr size_t kBlockBytes = 576;
   static constexpr size_t kBlocksPerSlab = 256;
 
   static NodeInfoPool& Get() {
@@ -347,7 +347,7 @@ void ClusterState::FreeSlotIfEmpty(uint32_t slot) {
 }
 
 void ClusterState::Account(std::string_view node, const Resources& resources, int sign,
-                           bool assumed, GpuMask gpus) {
+                           bool assumed, const GpuHolding& gpus) {
   ChangeNode(SlotOrCreate(node), [&](NodeInfo& info) {
     if (sign > 0) {
       info.allocated += resources;
@@ -368,7 +368,12 @@ void ClusterState::ResolveGpus(const Node* before, NodeInfo& info) {
     spdlog::warn("node {}: GPU topology unknown, GPUs are counted but not chosen: {}", info.name,
                  gpus->problem);
   }
-  info.gpus = gpus->source == GpuTopologySource::kNone ? nullptr : std::move(gpus);
+  if (!gpus->vgpu_problem.empty()) {
+    spdlog::warn("node {}: vGPU registration not used: {}", info.name, gpus->vgpu_problem);
+  }
+  const bool nothing = gpus->source == GpuTopologySource::kNone && gpus->cards == nullptr &&
+                       gpus->vgpu_problem.empty();
+  info.gpus = nothing ? nullptr : std::move(gpus);
 }
 
 // ---- events ----
@@ -467,7 +472,7 @@ const std::string* ClusterState::GangPlanOf(std::string_view group) const {
 
 AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view node,
                                   const Resources& request, std::optional<Duration> ttl,
-                                  GpuMask gpus) {
+                                  GpuHolding gpus) {
   ExpireAssumed();
   if (const PodRecord* pod = FindPod(pod_uid); pod != nullptr && pod->Counts()) {
     return pod->node_name == node ? AssumeResult::kAlreadyBound : AssumeResult::kBoundElsewhere;
@@ -480,8 +485,8 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
   Assumption assumption{.node = std::string(node),
                         .resources = WithPodSlot(request),
                         .expires = clock_.Now() + ttl.value_or(options_.assume_ttl),
-                        .gpus = gpus};
-  Account(node, assumption.resources, +1, true, gpus);
+                        .gpus = std::move(gpus)};
+  Account(node, assumption.resources, +1, true, assumption.gpus);
   expiry_.emplace(assumption.expires, std::string(pod_uid));
   assumed_.emplace(std::string(pod_uid), std::move(assumption));
   return result;
@@ -588,7 +593,7 @@ Status ClusterState::CheckAccounting() const {
         refreshed.indexed_allocated != slot->indexed_allocated) {
       return InternalError("node " + slot->name + ": indexed amounts out of step");
     }
-    if (slot->gpu_holds.count != e.gpus.count) {
+    if (slot->gpu_holds != e.gpus) {
       return InternalError("node " + slot->name + ": GPUs held " +
                            FormatGpuIds(slot->gpu_holds.Held()) + ", recomputed " +
                            FormatGpuIds(e.gpus.Held()));
@@ -610,6 +615,12 @@ Status ClusterState::CheckAccounting() const {
 }
 
 void GpuUsage::Add(const NodeInfo& node) {
+  for (const GpuCardUse& use : node.gpu_holds.uses) {
+    if (use.sharers == 0) continue;
+    ++shared_gpus;
+    if (use.compute < kGpuCompute) ++partly_used_gpus;
+    shared_compute += use.compute;
+  }
   const int64_t capacity = node.known() ? node.allocatable.Get(kNvidiaGpu) : 0;
   if (capacity <= 0) return;
   const int64_t free = std::clamp<int64_t>(node.Free(kNvidiaGpu), 0, capacity);
@@ -619,7 +630,7 @@ void GpuUsage::Add(const NodeInfo& node) {
     // Pods bound by count only (no muster.io/gpu-ids) hold GPUs the mask
     // cannot name: never count more stranded GPUs than are free.
     const GpuMask unheld = index->healthy() & ~node.gpu_holds.Held();
-    stranded += std::min<int64_t>(index->Stranded(unheld), free);
+    stranded += std::min<int64_t>(index->Stranded(unheld), free / kMilliPerGpu);
   }
   if (free == capacity) {
     ++idle_nodes;

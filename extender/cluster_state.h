@@ -140,8 +140,9 @@ struct alignas(64) NodeInfo {
   Resources allocated;
   int32_t bound_pods = 0;    // bound, non-terminal pods counted
   int32_t assumed_pods = 0;  // assumed placements counted
-  // The node's GPU topology (gpu_ledger.h; null: none known) and which GPUs
-  // the counted pods and placements hold, by their muster.io/gpu-ids.
+  // The node's GPUs (gpu_ledger.h; null: none told apart, no topology) and
+  // what the counted pods and placements hold of them, by their
+  // muster.io/gpu-ids and muster.io/gpu-shares.
   std::shared_ptr<const NodeGpus> gpus;
   GpuHolds gpu_holds;
 
@@ -234,7 +235,7 @@ struct Placement {
   std::string node;
   Resources resources;   // what it holds there, "pods": 1 included
   bool assumed = false;  // a reservation by Assume(), the bound pod not yet seen
-  GpuMask gpus = 0;      // the GPUs it holds there, when known
+  GpuHolding gpus;       // the GPUs it holds there, whole or shared, when known
   friend bool operator==(const Placement&, const Placement&) = default;
 };
 
@@ -242,12 +243,18 @@ struct Placement {
 // known nodes, requested (by counted pods and placements) or free, and how
 // fragmented the free ones are.
 struct GpuUsage {
+  // In thousandths of a GPU (a shared GPU's sharers count their fractions).
   int64_t allocated = 0;
   int64_t free = 0;
   // Free GPUs that no other free GPU of their node is joined to by the
   // node's best link class (topology::TopologyIndex::Stranded): a multi-GPU
   // pod cannot use them well. 0 on nodes whose topology is unknown.
   int64_t stranded = 0;
+  // GPU sharing: GPUs with sharers, those of them with compute left, and
+  // the compute the sharers hold (thousandths).
+  int64_t shared_gpus = 0;
+  int64_t partly_used_gpus = 0;
+  int64_t shared_compute = 0;
   // Nodes with GPUs by use: none requested, some, all.
   int64_t idle_nodes = 0;
   int64_t partial_nodes = 0;
@@ -269,7 +276,13 @@ struct PodRecord {
   // The group is Volcano's PodGroup of one for a plain pod of a served
   // scheduler (Pod::ImplicitGroupName): no API object, derived from the pod.
   bool implicit_group = false;
-  GpuMask gpus = 0;  // its muster.io/gpu-ids (0: none, or unreadable)
+  // Its GPUs by its muster.io/gpu-ids or muster.io/gpu-shares (empty: none,
+  // or unreadable).
+  GpuHolding gpus;
+  // What it asks of GPUs (GpuDemandOf), for bind; `gpu_problem` says why
+  // that does not read ("" when it does).
+  GpuDemand gpu_demand;
+  std::string gpu_problem;
   // gang::Evictable(pod) (conformance): false for kube-system and
   // system-critical pods, which /preempt never agrees to evict.
   bool evictable = true;
@@ -414,10 +427,10 @@ class ClusterState {
   // bound, terminal or deleted, Forget()-ten or expired `ttl` (default
   // ClusterStateOptions::assume_ttl) after this call. Expires stale
   // placements first. REQUIRES: pod_uid and node non-empty.
-  // `gpus`: the GPUs of the node it takes (bind's choice), 0 when none or
-  // not chosen.
+  // `gpus`: the GPUs of the node it takes (bind's choice, whole or shared),
+  // empty when none or not chosen.
   AssumeResult Assume(std::string_view pod_uid, std::string_view node, const Resources& request,
-                      std::optional<Duration> ttl = std::nullopt, GpuMask gpus = 0);
+                      std::optional<Duration> ttl = std::nullopt, GpuHolding gpus = {});
   // Drops the pod's assumed placement; with `only_on_node` set, only if it is
   // on that node (a later bind may have moved it). True when one was dropped.
   bool Forget(std::string_view pod_uid, std::string_view only_on_node = {});
@@ -431,6 +444,11 @@ class ClusterState {
   // Valid until the next change of the state.
   const NodeInfo* FindNode(std::string_view name) const;
   const PodRecord* FindPod(std::string_view uid) const;
+  // Calls fn(const PodRecord&) for every pod, in no order.
+  template <typename Fn>
+  void ForEachPod(Fn&& fn) const {
+    for (const auto& [uid, pod] : pods_) fn(pod);
+  }
   std::optional<Placement> PlacementOf(std::string_view uid) const;
   size_t node_count() const { return known_nodes_; }
   // The injected clock's time.
@@ -456,7 +474,7 @@ class ClusterState {
     std::string node;
     Resources resources;  // "pods": 1 included
     Time expires;
-    GpuMask gpus = 0;
+    GpuHolding gpus;
   };
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
 
@@ -475,7 +493,7 @@ class ClusterState {
   static std::shared_ptr<NodeInfo> NewNodeInfo(const NodeInfo& from);
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
   void Account(std::string_view node, const Resources& resources, int sign, bool assumed,
-               GpuMask gpus);
+               const GpuHolding& gpus);
   // Resolves the node's GPU topology when what it is read from changed
   // since `before` (null: the node is new).
   void ResolveGpus(const Node* before, NodeInfo& info);

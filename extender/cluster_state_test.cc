@@ -357,12 +357,12 @@ TEST(ClusterStateTest, NodeUpdatesReplaceAllocatable) {
   EXPECT_TRUE(state.FindNode("n1")->allocatable.empty()) << "no Node object yet";
   state.UpsertNode(GpuNode("n1", 8));
   EXPECT_EQ(state.FindNode("n1")->allocatable.gpus(), 8);
-  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), 6);
+  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), 6 * kMilliPerGpu);
   state.UpsertNode(GpuNode("n1", 4));  // a GPU went bad: the device plugin reports fewer
-  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), 2);
+  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), 2 * kMilliPerGpu);
   state.DeleteNode("n1");
   EXPECT_TRUE(state.FindNode("n1")->allocatable.empty());
-  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), -2) << "its pods still count";
+  EXPECT_EQ(state.FindNode("n1")->Free(kNvidiaGpu), -2 * kMilliPerGpu) << "its pods still count";
 }
 
 TEST(ClusterStateTest, ForEachNodeVisitsEveryEntryOnce) {
@@ -562,7 +562,7 @@ TEST(ClusterStateTest, IndexedAmountsFollowTheResources) {
   state.UpsertPod(Bound("a", "n1", 3));
   state.UpsertPod(Bound("b", "n1", 2));
   state.DeletePod("uid-a");
-  state.Assume("uid-c", "n1", Resources{{"nvidia.com/gpu", 1}, {"rdma/hca", 1}});
+  state.Assume("uid-c", "n1", Resources{{"nvidia.com/gpu", 1000}, {"rdma/hca", 1}});
   ASSERT_TRUE(state.CheckAccounting().ok()) << state.CheckAccounting();
   const ClusterSnapshot snapshot = state.Snapshot();
   struct Case {
@@ -572,7 +572,7 @@ TEST(ClusterStateTest, IndexedAmountsFollowTheResources) {
     int64_t allocated;
   };
   const std::vector<Case> cases = {
-      {"rdma/hca", 0, 4, 1}, {"nvidia.com/gpu", 1, 8, 3}, {"cpu", -1, 0, 0}};
+      {"rdma/hca", 0, 4, 1}, {"nvidia.com/gpu", 1, 8000, 3000}, {"cpu", -1, 0, 0}};
   const NodeInfo* node = snapshot.FindNode("n1");
   ASSERT_NE(node, nullptr);
   for (const Case& c : cases) {

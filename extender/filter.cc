@@ -1,5 +1,6 @@
 // POST {prefix}/filter: which of the nodes kube-scheduler sent can take the pod.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -118,12 +119,21 @@ FilterVerdicts FitAll(const Candidates& candidates, const PodDemand& demand,
     out.distinct.push_back(std::move(verdict));
     return static_cast<uint32_t>(out.distinct.size() - 1);
   };
+  // GPU verdicts are per node (which GPUs hold what); alike messages share one.
+  std::unordered_map<std::string, uint32_t> by_gpu_reason;
   auto verdict_of = [&](const NodeInfo* node) {
     if (node == nullptr || !node->known()) {
       if (unknown == kNone) unknown = add(FitOnNode(demand, nullptr));
       return unknown;
     }
-    if (FitState(demand, *node, &key) == Verdict::kFit) return kFits;
+    if (FitState(demand, *node, &key) == Verdict::kFit) {
+      if (!NeedsGpuFit(demand, *node)) return kFits;
+      NodeVerdict gpu = GpuFitOnNode(demand, *node);
+      if (gpu.verdict == Verdict::kFit) return kFits;
+      auto [it, inserted] = by_gpu_reason.try_emplace(gpu.reason, 0);
+      if (inserted) it->second = add(std::move(gpu));
+      return it->second;
+    }
     auto [it, inserted] = by_state.try_emplace(key, 0);
     if (inserted) it->second = add(FitOnNode(demand, node));
     return it->second;
@@ -196,7 +206,36 @@ Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node) {
     if (v == Verdict::kUnresolvable) return v;
     if (v == Verdict::kUnschedulable) verdict = v;
   }
+  if (verdict == Verdict::kFit && NeedsGpuFit(demand, *node)) {
+    verdict = GpuFitOnNode(demand, *node).verdict;
+  }
   return verdict;
+}
+
+bool NeedsGpuFit(const PodDemand& demand, const NodeInfo& node) {
+  return demand.gpu.shared() || (demand.gpu.whole > 0 && node.gpu_holds.AnyShared());
+}
+
+NodeVerdict GpuFitOnNode(const PodDemand& demand, const NodeInfo& node) {
+  const GpuHolding own = demand.GpuCredit(node.name);
+  if (demand.gpu.shared()) {
+    std::string why;
+    if (PlaceSharesOn(node.Gpus(), node.gpu_holds, demand.gpu.shares, own, &why)) return {};
+    std::string never;
+    if (!PlaceSharesOn(node.Gpus(), GpuHolds{}, demand.gpu.shares, {}, &never)) {
+      return Failed(Verdict::kUnresolvable, kReasonExceedsNode, never);
+    }
+    return Failed(Verdict::kUnschedulable, kReasonInsufficient, why);
+  }
+  if (demand.gpu.whole > 0 && node.Gpus().cards != nullptr) {
+    const int idle = std::popcount(FreeGpus(node.Gpus(), node.gpu_holds, own));
+    if (idle < demand.gpu.whole) {
+      return Failed(Verdict::kUnschedulable, kReasonInsufficient,
+                    "needs " + std::to_string(demand.gpu.whole) + " whole nvidia.com/gpu (" +
+                        std::to_string(idle) + " GPUs here neither shared nor held)");
+    }
+  }
+  return {};
 }
 
 NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node) {
@@ -218,6 +257,7 @@ NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node) {
   }
   if (!too_big.empty()) return Failed(Verdict::kUnresolvable, kReasonExceedsNode, too_big);
   if (!short_now.empty()) return Failed(Verdict::kUnschedulable, kReasonInsufficient, short_now);
+  if (NeedsGpuFit(demand, *node)) return GpuFitOnNode(demand, *node);
   return NodeVerdict{};
 }
 
@@ -236,12 +276,29 @@ VerbReply Pipeline::Filter(std::string_view body) const {
   }
   // fit: every candidate against the cache, not against the request's nodes.
   const PodDemand demand = DemandOf(request->pod, managed_, snapshot);
+  // (a GPU request that does not read fits nowhere, for the same reason.)
+  if (!demand.gpu_problem.empty()) {
+    VerbReply reply = EncodeFilterReply(
+        request->candidates,
+        GateVerdicts(GateVerdict{.action = GateAction::kReject,
+                                 .code = kReasonGpuRequest,
+                                 .reason = std::string(kReasonPrefix) + demand.gpu_problem},
+                     request->candidates.names.size()));
+    reply.share_outcome = "invalid";
+    return reply;
+  }
   // (a reserved gang member: its reserved node only.)
   const FilterVerdicts verdicts =
       gate.pinned_node.empty() ? FitAll(request->candidates, demand, snapshot)
                                : PinTo(gate.pinned_node, request->candidates, demand, snapshot);
   // encode: the reply in the request's form.
-  return EncodeFilterReply(request->candidates, verdicts);
+  VerbReply reply = EncodeFilterReply(request->candidates, verdicts);
+  const bool some_fit = std::ranges::any_of(
+      verdicts.of_node, [&](uint32_t d) { return verdicts.distinct[d].verdict == Verdict::kFit; });
+  if (demand.gpu.shared() && !some_fit) {
+    reply.share_outcome = "waiting";
+  }
+  return reply;
 }
 
 }  // namespace muster::extender

@@ -24,8 +24,8 @@ NodeInfo Info(const Node& node, Resources allocated = {}) {
 }
 
 TEST(FitOnNodeTest, VerdictsAndReasons) {
-  const Resources gpus4{{"nvidia.com/gpu", 4}};
-  const Placement own_on_n1{.node = "n1", .resources = {{"nvidia.com/gpu", 4}, {"pods", 1}}};
+  const Resources gpus4{{"nvidia.com/gpu", 4000}};
+  const Placement own_on_n1{.node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}};
   struct Case {
     std::string name;
     PodDemand demand;
@@ -44,20 +44,20 @@ TEST(FitOnNodeTest, VerdictsAndReasons) {
       {"fits an empty node", {.request = gpus4}, Info(MakeNode("n1").Gpu(8)), {}},
       {"fits exactly what is free",
        {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 4}}),
+       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 4000}}),
        {}},
       {"not enough free now",
        {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 6}}),
+       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 6000}}),
        {Verdict::kUnschedulable, kReasonInsufficient,
         "muster: needs 4 nvidia.com/gpu (2 free of 8)"}},
       {"over-committed node shows 0 free",
        {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 10}}),
+       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 10000}}),
        {Verdict::kUnschedulable, kReasonInsufficient,
         "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
       {"more than the node has",
-       {.request = Resources{{"nvidia.com/gpu", 16}}},
+       {.request = Resources{{"nvidia.com/gpu", 16000}}},
        Info(MakeNode("n1").Gpu(8)),
        {Verdict::kUnresolvable, kReasonExceedsNode,
         "muster: needs 16 nvidia.com/gpu (node has 8)"}},
@@ -68,22 +68,22 @@ TEST(FitOnNodeTest, VerdictsAndReasons) {
       {"no managed demand fits anywhere", {}, Info(MakeNode("cpu-1").Cpu("64")), {}},
       {"the pod's own placement is credited back",
        {.request = gpus4, .own = own_on_n1},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 8}}),
+       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 8000}}),
        {}},
       {"...on its own node only",
        {.request = gpus4, .own = own_on_n1},
-       Info(MakeNode("n2").Gpu(8), {{"nvidia.com/gpu", 8}}),
+       Info(MakeNode("n2").Gpu(8), {{"nvidia.com/gpu", 8000}}),
        {Verdict::kUnschedulable, kReasonInsufficient,
         "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
       {"every short resource is named",
-       {.request = Resources{{"nvidia.com/gpu", 4}, {"rdma/hca", 2}}},
+       {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 2}}},
        Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2),
-            {{"nvidia.com/gpu", 6}, {"rdma/hca", 1}}),
+            {{"nvidia.com/gpu", 6000}, {"rdma/hca", 1}}),
        {Verdict::kUnschedulable, kReasonInsufficient,
         "muster: needs 4 nvidia.com/gpu (2 free of 8); needs 2 rdma/hca (1 free of 2)"}},
       {"too big wins over short now",
-       {.request = Resources{{"nvidia.com/gpu", 4}, {"rdma/hca", 4}}},
-       Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2), {{"nvidia.com/gpu", 6}}),
+       {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 4}}},
+       Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2), {{"nvidia.com/gpu", 6000}}),
        {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 4 rdma/hca (node has 2)"}},
       {"quantities read as Kubernetes writes them",
        {.request = test::Res({{"memory", "64Gi"}})},
@@ -244,7 +244,7 @@ TEST(FilterTest, ARetriedFilterDoesNotCountThePodAgainstItself) {
   // p was reserved on "half" by a bind whose outcome kube-scheduler has not
   // seen yet: "half" is now full, but still right for p itself.
   cluster.With([](ClusterState& s) {
-    s.Assume("uid-p", "half", Resources{{"nvidia.com/gpu", 4}});
+    s.Assume("uid-p", "half", Resources{{"nvidia.com/gpu", 4000}});
   });
   const std::vector<std::string> sent = {"half"};
   EXPECT_EQ(DecodeReply(cluster.pipeline.Filter(fixture::FilterArgs(MakePod("p").Gpu(4), sent)))

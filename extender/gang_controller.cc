@@ -20,6 +20,7 @@
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
+#include "model/quantity.h"
 
 namespace muster::extender {
 namespace {
@@ -93,12 +94,13 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
     Resources held = WithPodSlot(m.pod->EffectiveRequest());
-    v.gpus += held.gpus();
+    v.gpus += held.milli_gpus();
     v.pods.push_back({.uid = m.pod->meta.uid,
                       .namespace_ = m.pod->meta.namespace_,
                       .name = m.pod->meta.name,
                       .node = m.node,
-                      .request = std::move(held)});
+                      .request = std::move(held),
+                      .gpus = HoldingOf(m.pod->meta.annotations)});
   }
   if (v.pods.empty()) return std::nullopt;
   return v;
@@ -131,12 +133,13 @@ void KeepOnly(Memory& memory, const std::set<std::string>& keys) {
   });
 }
 
-int64_t BoundGpus(const gang::Gang& g) {
-  int64_t gpus = 0;
+// The GPUs the gang's bound members hold (a shared GPU counts its fraction).
+double BoundGpus(const gang::Gang& g) {
+  int64_t milli = 0;
   for (const gang::Member& m : g.members) {
-    if (m.state == MemberState::kBound) gpus += m.pod->EffectiveRequest().gpus();
+    if (m.state == MemberState::kBound) milli += m.pod->EffectiveRequest().milli_gpus();
   }
-  return gpus;
+  return static_cast<double>(milli) / kMilliPerGpu;
 }
 
 bool Fits(const NodeInfo* node, const Resources& need) {
@@ -258,7 +261,9 @@ void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) 
                                              .free = std::move(free),
                                              .schedulable = schedulable,
                                              .gpu_layout = info.Gpus().layout,
-                                             .free_gpus = FreeGpus(info.Gpus(), info.gpu_holds)});
+                                             .free_gpus = FreeGpus(info.Gpus(), info.gpu_holds),
+                                             .gpu_cards = info.Gpus().cards,
+                                             .gpu_uses = info.gpu_holds.uses});
     }
   });
   std::sort(in.view.nodes.begin(), in.view.nodes.end(),
@@ -310,8 +315,10 @@ std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>&
 }
 
 // A metric value of `resource`: cpu in cores, the rest in its unit.
+// In the resource's own unit: cores and GPUs, not muster's thousandths.
 double MetricValue(std::string_view resource, int64_t amount) {
-  return resource == kCpu ? static_cast<double>(amount) / 1000.0 : static_cast<double>(amount);
+  return IsMilliResource(resource) ? static_cast<double>(amount) / 1000.0
+                                   : static_cast<double>(amount);
 }
 
 }  // namespace
@@ -577,10 +584,11 @@ GangController::GangController(ClusterAccess* cluster, kube::Client* client, con
                                  kPodGroupCompleted, kPodGroupUnknown}) {
     metrics_->phases[std::string(phase)] = &phases.Add({{"phase", std::string(phase)}});
   }
-  metrics_->deserved = &prometheus::BuildGauge()
-                            .Name("muster_queue_deserved")
-                            .Help("A queue's deserved share, per resource (cpu in cores).")
-                            .Register(*registry);
+  metrics_->deserved =
+      &prometheus::BuildGauge()
+           .Name("muster_queue_deserved")
+           .Help("A queue's deserved share, per resource (cpu in cores, GPUs in GPUs).")
+           .Register(*registry);
   metrics_->allocated = &prometheus::BuildGauge()
                              .Name("muster_queue_allocated")
                              .Help("What a queue's gangs hold (bound or reserved), per resource.")
@@ -1051,7 +1059,7 @@ void GangController::Account(const GangInputs& inputs, Time now) {
     const int32_t scheduled = Scheduled(g);
     if (scheduled > 0 && scheduled + Reserved(g) < g.spec.min_member &&
         metrics_->partial_gpu_seconds) {
-      metrics_->partial_gpu_seconds->Increment(dt * static_cast<double>(BoundGpus(g)));
+      metrics_->partial_gpu_seconds->Increment(dt * BoundGpus(g));
     }
     if (inputs.implicit.contains(g.key)) continue;  // not a PodGroup object
     auto written = mem.written.find(g.key);

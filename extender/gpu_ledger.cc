@@ -6,13 +6,20 @@
 #include <utility>
 
 #include "kube/codec/gpu_topology_codec.h"
+#include "kube/codec/vgpu_codec.h"
 
 namespace muster::extender {
 namespace {
 
-const std::string* Annotation(const Node& node) {
-  auto it = node.meta.annotations.find(std::string(kAnnotationGpuTopology));
+const std::string* Annotation(const Node& node, std::string_view key = kAnnotationGpuTopology) {
+  auto it = node.meta.annotations.find(std::string(key));
   return it == node.meta.annotations.end() ? nullptr : &it->second;
+}
+
+bool SameAnnotation(const Node& a, const Node& b, std::string_view key) {
+  const std::string* x = Annotation(a, key);
+  const std::string* y = Annotation(b, key);
+  return (x == nullptr) == (y == nullptr) && (x == nullptr || *x == *y);
 }
 
 std::string Label(const Node& node, std::string_view key) {
@@ -38,6 +45,56 @@ NodeGpus Invalid(std::string problem) {
   return NodeGpus{.source = GpuTopologySource::kInvalid, .problem = std::move(problem)};
 }
 
+// GPU feature discovery's memory label, MiB; 0 when absent or unreadable.
+int64_t LabelMemory(const Node& node) {
+  const std::string text = Label(node, kLabelGpuMemory);
+  int64_t mib = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), mib);
+  return ec == std::errc() && ptr == text.data() + text.size() && mib > 0 ? mib : 0;
+}
+
+// Cards for the whole GPUs of the node's allocatable: indices only.
+std::vector<GpuCard> CountedCards(const Node& node) {
+  const int64_t whole = node.allocatable.gpus();
+  if (whole <= 0 || whole > kMaxNodeGpus) return {};
+  return std::vector<GpuCard>(static_cast<size_t>(whole), GpuCard{});
+}
+
+GpuCard CardOf(const kube::VgpuRegistration& r) {
+  return GpuCard{.uuid = r.uuid,
+                 .memory_mib = r.memory_mib,
+                 .max_sharers = r.split,
+                 .type = r.type,
+                 .healthy = r.healthy,
+                 .vgpu = true};
+}
+
+// Lays the vGPU registration over `cards` (the topology's, by UUID) or, when
+// there are none, makes them. The problem when it cannot be used.
+std::string ApplyRegistration(const Node& node, std::vector<GpuCard>& cards) {
+  const std::string* text = Annotation(node, kube::kAnnotationVgpuRegister);
+  if (text == nullptr) return "";
+  StatusOr<std::vector<kube::VgpuRegistration>> gpus = kube::DecodeVgpuRegistration(*text);
+  if (!gpus.ok()) return gpus.status().message();
+  if (cards.empty()) {
+    for (const kube::VgpuRegistration& r : *gpus) cards.push_back(CardOf(r));
+    return "";
+  }
+  std::vector<GpuCard> merged = cards;
+  for (const kube::VgpuRegistration& r : *gpus) {
+    auto it = std::ranges::find(merged, r.uuid, &GpuCard::uuid);
+    if (it == merged.end()) {
+      return std::string(kube::kAnnotationVgpuRegister) + ": GPU " + r.uuid +
+             " is not in the node's " + std::string(kAnnotationGpuTopology);
+    }
+    GpuCard card = CardOf(r);
+    card.healthy = card.healthy && it->healthy;
+    *it = std::move(card);
+  }
+  cards = std::move(merged);
+  return "";
+}
+
 }  // namespace
 
 std::optional<gang::GpuPick> TopologyGpuLayout::Pick(uint32_t free, int k) const {
@@ -52,22 +109,26 @@ int TopologyGpuLayout::BestLink(int k) const {
   return static_cast<int>(index_.BestClass(index_.healthy(), k));
 }
 
-void GpuHolds::Add(GpuMask gpus, int sign) {
-  for (GpuMask m = gpus; m != 0; m &= m - 1) {
-    const int i = std::countr_zero(m);
-    if (i >= static_cast<int>(count.size())) break;
-    const int next = count[static_cast<size_t>(i)] + sign;
-    count[static_cast<size_t>(i)] = static_cast<uint8_t>(std::clamp(next, 0, 255));
+GpuMask NodeGpus::Healthy() const {
+  GpuMask healthy = 0;
+  for (int i = 0; i < count(); ++i) {
+    if ((*cards)[static_cast<size_t>(i)].healthy) healthy |= GpuMask{1} << i;
   }
+  return healthy;
 }
 
-GpuMask GpuHolds::Held(GpuMask credit) const {
+GpuMask GpuHolds::Held(const GpuHolding& credit) const {
+  GpuUses rest = uses;
+  AccountHolding(rest, credit, -1);
   GpuMask held = 0;
-  for (size_t i = 0; i < count.size(); ++i) {
-    const int own = (credit >> i) & 1U;
-    if (count[i] > own) held |= GpuMask{1} << i;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (!rest[i].idle()) held |= GpuMask{1} << i;
   }
   return held;
+}
+
+bool GpuHolds::AnyShared() const {
+  return std::ranges::any_of(uses, [](const GpuCardUse& u) { return u.sharers > 0; });
 }
 
 StatusOr<GpuProfiles> ParseGpuProfiles(std::string_view json) {
@@ -84,13 +145,18 @@ StatusOr<GpuProfiles> ParseGpuProfiles(std::string_view json) {
 GpuTopologies::GpuTopologies(GpuProfiles profiles) : profiles_(std::move(profiles)) {}
 
 bool GpuTopologies::SameInputs(const Node& a, const Node& b) {
-  const std::string* x = Annotation(a);
-  const std::string* y = Annotation(b);
-  if ((x == nullptr) != (y == nullptr) || (x != nullptr && *x != *y)) return false;
-  return x != nullptr || ProfileKey(a) == ProfileKey(b);
+  if (!SameAnnotation(a, b, kAnnotationGpuTopology) ||
+      !SameAnnotation(a, b, kube::kAnnotationVgpuRegister)) {
+    return false;
+  }
+  if (Label(a, kLabelGpuMemory) != Label(b, kLabelGpuMemory) ||
+      a.allocatable.gpus() != b.allocatable.gpus()) {
+    return false;
+  }
+  return Annotation(a) != nullptr || ProfileKey(a) == ProfileKey(b);
 }
 
-NodeGpus GpuTopologies::Resolve(const Node& node) {
+NodeGpus GpuTopologies::ResolveTopology(const Node& node) {
   if (const std::string* annotation = Annotation(node)) {
     StatusOr<GpuTopologySpec> spec = kube::DecodeGpuTopology(*annotation);
     if (!spec.ok()) return Invalid(spec.status().message());
@@ -101,6 +167,23 @@ NodeGpus GpuTopologies::Resolve(const Node& node) {
     return FromSpec(it->second, GpuTopologySource::kProfile);
   }
   return NodeGpus{};
+}
+
+NodeGpus GpuTopologies::Resolve(const Node& node) {
+  NodeGpus gpus = ResolveTopology(node);
+  if (gpus.source == GpuTopologySource::kInvalid) return gpus;  // counted, never chosen
+  std::vector<GpuCard> cards = gpus.cards ? *gpus.cards : std::vector<GpuCard>();
+  gpus.vgpu_problem = ApplyRegistration(node, cards);
+  gpus.vgpu = !cards.empty() && cards.front().vgpu;
+  if (cards.empty()) cards = CountedCards(node);
+  if (const int64_t memory = LabelMemory(node); memory > 0) {
+    for (GpuCard& card : cards) {
+      if (card.memory_mib == 0) card.memory_mib = memory;
+    }
+  }
+  gpus.cards =
+      cards.empty() ? nullptr : std::make_shared<const std::vector<GpuCard>>(std::move(cards));
+  return gpus;
 }
 
 NodeGpus GpuTopologies::FromSpec(const GpuTopologySpec& spec, GpuTopologySource source) {
@@ -116,9 +199,11 @@ NodeGpus GpuTopologies::FromSpec(const GpuTopologySpec& spec, GpuTopologySource 
     std::erase_if(interned_, [](const auto& entry) { return entry.second.expired(); });
     interned_[shape] = layout;
   }
-  auto uuids = std::make_shared<std::vector<std::string>>();
-  for (const GpuDevice& gpu : spec.gpus) uuids->push_back(gpu.uuid);
-  return NodeGpus{.layout = std::move(layout), .uuids = std::move(uuids), .source = source};
+  auto cards = std::make_shared<std::vector<GpuCard>>();
+  for (const GpuDevice& gpu : spec.gpus) {
+    cards->push_back(GpuCard{.uuid = gpu.uuid, .healthy = gpu.healthy});
+  }
+  return NodeGpus{.layout = std::move(layout), .source = source, .cards = std::move(cards)};
 }
 
 StatusOr<GpuMask> ParseGpuIds(std::string_view text) {
@@ -154,25 +239,70 @@ std::string FormatGpuIds(GpuMask gpus) {
   return out;
 }
 
-std::string FormatGpuUuids(GpuMask gpus, const std::vector<std::string>& uuids) {
+std::string FormatGpuUuids(GpuMask gpus, const std::vector<GpuCard>& cards) {
   std::string out;
   for (GpuMask m = gpus; m != 0; m &= m - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(m));
-    if (i >= uuids.size() || uuids[i].empty()) return "";
+    if (i >= cards.size() || cards[i].uuid.empty()) return "";
     if (!out.empty()) out += ',';
-    out += uuids[i];
+    out += cards[i].uuid;
   }
   return out;
 }
 
+GpuHolding HoldingOf(const std::map<std::string, std::string>& annotations, std::string* problem) {
+  if (auto it = annotations.find(std::string(kube::kAnnotationGpuShares));
+      it != annotations.end()) {
+    StatusOr<std::vector<GpuSlice>> slices = kube::DecodeGpuShares(it->second);
+    if (slices.ok()) return GpuHolding{.slices = *std::move(slices)};
+    if (problem) *problem = slices.status().message();
+    return {};
+  }
+  auto it = annotations.find(std::string(kAnnotationGpuIds));
+  if (it == annotations.end()) return {};
+  StatusOr<GpuMask> gpus = ParseGpuIds(it->second);
+  if (gpus.ok()) return GpuHolding{.whole = *gpus};
+  if (problem) *problem = gpus.status().message();
+  return {};
+}
+
 int GpusRequested(const Resources& request) {
-  const int64_t gpus = request.gpus();
+  const int64_t milli = request.milli_gpus();
+  if (milli % kMilliPerGpu != 0) return 0;  // a share of one GPU, not whole GPUs
+  const int64_t gpus = milli / kMilliPerGpu;
   return gpus > 0 && gpus <= 16 ? static_cast<int>(gpus) : 0;
 }
 
-GpuMask FreeGpus(const NodeGpus& gpus, const GpuHolds& holds, GpuMask own) {
-  if (gpus.layout == nullptr) return 0;
-  return gpus.layout->index().healthy() & ~holds.Held(own);
+GpuMask FreeGpus(const NodeGpus& gpus, const GpuHolds& holds, const GpuHolding& own) {
+  if (gpus.cards == nullptr) return 0;
+  return gpus.Healthy() & ~holds.Held(own);
+}
+
+std::vector<int> IdleOrder(const NodeGpus& gpus, GpuMask free) {
+  std::vector<int> order;
+  if (const topology::TopologyIndex* index = gpus.index(); index != nullptr && free != 0) {
+    if (const std::optional<topology::GpuChoice> one = index->Choose(free, 1)) {
+      order.push_back(std::countr_zero(one->mask));
+    }
+  }
+  return order;
+}
+
+std::optional<std::vector<GpuSlice>> PlaceSharesOn(const NodeGpus& gpus, const GpuHolds& holds,
+                                                   std::span<const GpuShareAsk> asks,
+                                                   const GpuHolding& own, std::string* why) {
+  if (gpus.cards == nullptr) {
+    if (why) {
+      *why = gpus.source == GpuTopologySource::kInvalid
+                 ? "GPUs not told apart here, so not shared: " + gpus.problem
+                 : "no GPUs here to share";
+    }
+    return std::nullopt;
+  }
+  GpuUses uses = holds.uses;
+  AccountHolding(uses, own, -1);
+  const std::vector<int> order = IdleOrder(gpus, FreeGpus(gpus, holds, own));
+  return PlaceShares(asks, *gpus.cards, uses, gpus.Healthy(), order, why);
 }
 
 }  // namespace muster::extender

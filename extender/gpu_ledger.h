@@ -9,8 +9,18 @@
 // TopologyIndex (its tables are built once per distinct topology).
 //
 // Which GPUs a pod holds is the annotation muster.io/gpu-ids the bind wrote
-// ("0,2,4,6", indices in the node's topology): a restarted extender rebuilds
-// the ledger from the pods, nothing else is needed.
+// ("0,2,4,6", indices in the node's topology) and, for a pod sharing GPUs
+// (model/gpu_share.h), muster.io/gpu-shares (which GPU, how much compute
+// and memory): a restarted extender rebuilds the ledger from the pods,
+// nothing else is needed.
+//
+// GPU sharing needs every GPU of a node told apart (NodeGpus::cards): from
+// its topology, else Volcano's vGPU registration
+// (volcano.sh/node-vgpu-register: UUIDs, memory, sharer limits), else its
+// allocatable nvidia.com/gpu (indices only). A GPU's memory, when no
+// registration gives it, is GPU feature discovery's label
+// nvidia.com/gpu.memory (MiB). A node whose topology annotation is invalid
+// has no cards: its GPUs are counted, not chosen, and not shared.
 //
 // Thread-safety: NodeGpus and GpuHolds are value types; GpuTopologies is not
 // thread-safe (ClusterState owns it, under the cache's mutex).
@@ -21,11 +31,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gang/gang.h"
+#include "model/gpu_share.h"
 #include "model/gpu_topology.h"
 #include "model/node.h"
 #include "model/resources.h"
@@ -41,9 +53,11 @@ using topology::GpuMask;
 // ascending index order, comma-separated.
 inline constexpr std::string_view kAnnotationGpuIds = "muster.io/gpu-ids";
 inline constexpr std::string_view kAnnotationGpuUuids = "muster.io/gpu-uuids";
-// GPU feature discovery's labels, the key of a topology profile.
+// GPU feature discovery's labels, the key of a topology profile, and the
+// memory of each GPU in MiB.
 inline constexpr std::string_view kLabelGpuProduct = "nvidia.com/gpu.product";
 inline constexpr std::string_view kLabelGpuCount = "nvidia.com/gpu.count";
+inline constexpr std::string_view kLabelGpuMemory = "nvidia.com/gpu.memory";
 
 // Where a node's GPU topology came from.
 enum class GpuTopologySource : uint8_t { kNone, kAnnotation, kProfile, kInvalid };
@@ -70,22 +84,36 @@ class TopologyGpuLayout final : public gang::GpuLayout {
 struct NodeGpus {
   // Null when the topology is unknown (source kNone or kInvalid).
   std::shared_ptr<const TopologyGpuLayout> layout;
-  // UUID per GPU index ("" unknown); null with `index`.
-  std::shared_ptr<const std::vector<std::string>> uuids;
   GpuTopologySource source = GpuTopologySource::kNone;
   std::string problem;  // kInvalid: why, naming the field
+  // Every GPU the node's GPUs are told apart by, index i = GPU i (uuid ""
+  // when unknown); null when none are (no GPUs, an invalid topology).
+  std::shared_ptr<const std::vector<GpuCard>> cards;
+  // Volcano's vGPU device plugin registered the node's GPUs.
+  bool vgpu = false;
+  // Why the node's vGPU registration is not used ("" when there is none or
+  // it is): it does not decode, or names other GPUs than the topology.
+  std::string vgpu_problem;
 
   // The layout's search tables; null when the topology is unknown.
   const topology::TopologyIndex* index() const { return layout ? &layout->index() : nullptr; }
+  int count() const { return cards ? static_cast<int>(cards->size()) : 0; }
+  // The healthy GPUs among `cards`.
+  GpuMask Healthy() const;
 };
 
-// How many pods hold each GPU of a node (a count, not a bit: a stale
-// annotation may name a GPU twice, and removing one holder must not free it).
+// What the pods hold of each GPU of a node: holders of whole GPUs (a count,
+// not a bit: a stale annotation may name a GPU twice, and removing one holder
+// must not free it) and the sharers' compute and memory.
 struct GpuHolds {
-  std::array<uint8_t, 16> count{};  // saturates at 255
-  void Add(GpuMask gpus, int sign);
-  // The GPUs held by anyone, less one holding of each GPU in `credit`.
-  GpuMask Held(GpuMask credit = 0) const;
+  GpuUses uses{};
+  void Add(const GpuHolding& holding, int sign) { AccountHolding(uses, holding, sign); }
+  // The GPUs anyone holds, whole or shared, less what `credit` holds (a
+  // retried bind's own reservation).
+  GpuMask Held(const GpuHolding& credit = {}) const;
+  // Whether some GPU has sharers.
+  bool AnyShared() const;
+  friend bool operator==(const GpuHolds&, const GpuHolds&) = default;
 };
 
 // Profile key -> topology, as an admin publishes them in the ConfigMap
@@ -100,12 +128,14 @@ StatusOr<GpuProfiles> ParseGpuProfiles(std::string_view json);
 class GpuTopologies {
  public:
   explicit GpuTopologies(GpuProfiles profiles = {});
+  // The node's topology, and its cards (see the file comment).
   NodeGpus Resolve(const Node& node);
   // True when Resolve would read the same inputs from both nodes.
   static bool SameInputs(const Node& a, const Node& b);
 
  private:
   NodeGpus FromSpec(const GpuTopologySpec& spec, GpuTopologySource source);
+  NodeGpus ResolveTopology(const Node& node);
 
   GpuProfiles profiles_;
   std::map<std::string, std::weak_ptr<const TopologyGpuLayout>, std::less<>> interned_;
@@ -116,14 +146,32 @@ class GpuTopologies {
 StatusOr<GpuMask> ParseGpuIds(std::string_view text);
 std::string FormatGpuIds(GpuMask gpus);
 // The UUIDs of `gpus` in index order, comma-separated; "" when any is unknown.
-std::string FormatGpuUuids(GpuMask gpus, const std::vector<std::string>& uuids);
+std::string FormatGpuUuids(GpuMask gpus, const std::vector<GpuCard>& cards);
+// What a pod holds of its node's GPUs as its annotations say: the shares of
+// muster.io/gpu-shares when it has them, else the whole GPUs of
+// muster.io/gpu-ids (empty when it names none, or what it names does not
+// read: the pod then holds a count of GPUs, not which).
+GpuHolding HoldingOf(const std::map<std::string, std::string>& annotations,
+                     std::string* problem = nullptr);
 
-// The whole GPUs a request asks for (nvidia.com/gpu), 0 when none or not a
-// whole number.
+// The whole GPUs a request asks for (nvidia.com/gpu), 0 when none, more
+// than 16, or not a whole number (a shared GPU's fraction).
 int GpusRequested(const Resources& request);
 
 // The free GPUs of a node for a pod that already holds `own` there: healthy,
-// held by nobody else. 0 when the topology is unknown.
-GpuMask FreeGpus(const NodeGpus& gpus, const GpuHolds& holds, GpuMask own = 0);
+// held by nobody else (whole or shared). 0 when its GPUs are not told apart.
+GpuMask FreeGpus(const NodeGpus& gpus, const GpuHolds& holds, const GpuHolding& own = {});
+
+// The idle GPUs in the order a share should open them: the one whose loss
+// strands the fewest GPUs for multi-GPU pods first (the topology's choice of
+// one GPU), then by index.
+std::vector<int> IdleOrder(const NodeGpus& gpus, GpuMask free);
+
+// Where a pod's shares go on a node: PlaceShares over the node's cards and
+// holds, `own` (the pod's reservation there, if any) credited back. nullopt
+// with `why` when they do not fit, or the node's GPUs are not told apart.
+std::optional<std::vector<GpuSlice>> PlaceSharesOn(const NodeGpus& gpus, const GpuHolds& holds,
+                                                   std::span<const GpuShareAsk> asks,
+                                                   const GpuHolding& own, std::string* why);
 
 }  // namespace muster::extender

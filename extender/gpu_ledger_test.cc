@@ -75,8 +75,13 @@ TEST(GpuIdsTest, ParseAndFormat) {
     EXPECT_EQ(*got, *c.want);
   }
   EXPECT_EQ(FormatGpuIds(0b01010101), "0,2,4,6");
-  EXPECT_EQ(FormatGpuUuids(0b101, {"GPU-a", "GPU-b", "GPU-c"}), "GPU-a,GPU-c");
-  EXPECT_EQ(FormatGpuUuids(0b101, {"GPU-a", "GPU-b", ""}), "") << "an unknown UUID: none";
+  const auto cards = [](std::vector<std::string> uuids) {
+    std::vector<GpuCard> out;
+    for (std::string& uuid : uuids) out.push_back(GpuCard{.uuid = std::move(uuid)});
+    return out;
+  };
+  EXPECT_EQ(FormatGpuUuids(0b101, cards({"GPU-a", "GPU-b", "GPU-c"})), "GPU-a,GPU-c");
+  EXPECT_EQ(FormatGpuUuids(0b101, cards({"GPU-a", "GPU-b", ""})), "") << "an unknown UUID: none";
 }
 
 TEST(GpuTopologiesTest, WhereANodesTopologyComesFrom) {
@@ -126,8 +131,8 @@ TEST(GpuTopologiesTest, NodesOfOneModelShareTheirTablesButNotTheirUuids) {
   const NodeGpus a = topologies.Resolve(IslandNode("a"));
   const NodeGpus b = topologies.Resolve(IslandNode("b"));
   EXPECT_EQ(a.index(), b.index());
-  EXPECT_EQ((*a.uuids)[3], "GPU-a-3");
-  EXPECT_EQ((*b.uuids)[3], "GPU-b-3");
+  EXPECT_EQ((*a.cards)[3].uuid, "GPU-a-3");
+  EXPECT_EQ((*b.cards)[3].uuid, "GPU-b-3");
 }
 
 TEST(GpuProfilesTest, ABadProfileIsRefusedNamingItsKey) {
@@ -222,8 +227,8 @@ TEST(GpuUsageTest, SumsNodesAndCountsStrandedGpus) {
     for (const Pod& p : c.pods) state.UpsertPod(p);
     GpuUsage got;
     state.Snapshot().ForEachNode([&got](const NodeInfo& n) { got.Add(n); });
-    EXPECT_EQ(got.allocated, c.want.allocated);
-    EXPECT_EQ(got.free, c.want.free);
+    EXPECT_EQ(got.allocated, c.want.allocated * kMilliPerGpu) << "thousandths";
+    EXPECT_EQ(got.free, c.want.free * kMilliPerGpu);
     EXPECT_EQ(got.stranded, c.want.stranded);
     EXPECT_EQ(got.idle_nodes, c.want.idle_nodes);
     EXPECT_EQ(got.partial_nodes, c.want.partial_nodes);
@@ -303,7 +308,7 @@ TEST(GpuBindTest, NodesOfUnknownTopologyBindByCountWithoutGpuIds) {
 std::vector<int64_t> GpuScores(ClusterState& state, int gpus,
                                const std::vector<std::string>& names) {
   const ClusterSnapshot snapshot = state.Snapshot();
-  const PodDemand demand{.request = Resources{{"nvidia.com/gpu", gpus}}};
+  const PodDemand demand{.request = Resources{{"nvidia.com/gpu", gpus * kMilliPerGpu}}};
   std::vector<const NodeInfo*> nodes;
   for (const std::string& name : names) nodes.push_back(snapshot.FindNode(name));
   return ScoreGpuNodes(demand, nodes, std::vector<int64_t>(names.size(), 0));
@@ -357,8 +362,8 @@ TEST(GpuGangPlanTest, MembersGoWhereTheirGpuSetIsBestAndTheirGpusAreReserved) {
   ASSERT_EQ(plan.reserve.size(), 2u);
   EXPECT_EQ(plan.reserve[0].node, "b-whole");
   EXPECT_EQ(plan.reserve[1].node, "b-whole");
-  EXPECT_EQ(plan.reserve[0].gpus | plan.reserve[1].gpus, 0xFFu);
-  EXPECT_EQ(plan.reserve[0].gpus & plan.reserve[1].gpus, 0u);
+  EXPECT_EQ(plan.reserve[0].gpus.whole | plan.reserve[1].gpus.whole, 0xFFu);
+  EXPECT_EQ(plan.reserve[0].gpus.whole & plan.reserve[1].gpus.whole, 0u);
 }
 
 }  // namespace

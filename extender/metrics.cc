@@ -39,14 +39,14 @@ std::vector<std::string_view> WithOther(const Set& set) {
 
 }  // namespace
 
-const std::array<std::string_view, 21>& ReasonCodes() {
-  static constexpr std::array<std::string_view, 21> kCodes = {
+const std::array<std::string_view, 22>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 22> kCodes = {
       kReasonFits,         kReasonInsufficient,   kReasonExceedsNode,       kReasonNodeUnknown,
       kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,          kReasonBound,
       kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,        kReasonPodMismatch,
       kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept,       kReasonNoVictims,
       kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang,
-      kReasonConformance};
+      kReasonConformance,  kReasonGpuRequest};
   return kCodes;
 }
 
@@ -98,7 +98,8 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                        .Name("muster_gpu_sets_total")
                        .Help(
                            "Pods bound with GPUs, by the weakest link inside the GPU set chosen "
-                           "(single: one GPU; unchosen: the node's topology is unknown).")
+                           "(single: one GPU; unlinked: the node's links are unknown; shared: "
+                           "shares of GPUs; unchosen: its GPUs are not told apart).")
                        .Register(*registry_);
   for (std::string_view link : WithOther(kGpuSetLinks)) {
     gpu_sets_[link] = &gpu_sets.Add({{"link", Str(link)}});
@@ -134,6 +135,31 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                     .Register(*registry_);
   gpu_nodes_ = {&usage.Add({{"usage", "idle"}}), &usage.Add({{"usage", "partial"}}),
                 &usage.Add({{"usage", "full"}})};
+  auto& shared = prometheus::BuildGauge()
+                     .Name("muster_gpus_shared")
+                     .Help(
+                         "GPUs with sharers (pods holding a share of them): all of them, and those "
+                         "partly used (compute left to share).")
+                     .Register(*registry_);
+  gpus_shared_ = &shared.Add({{"use", "shared"}});
+  gpus_partly_used_ = &shared.Add({{"use", "partly_used"}});
+  gpu_shared_fraction_ = &prometheus::BuildGauge()
+                              .Name("muster_gpu_shared_fraction")
+                              .Help(
+                                  "GPUs' worth of compute the sharers hold (0.5 + 0.25 = 0.75), "
+                                  "over every shared GPU.")
+                              .Register(*registry_)
+                              .Add({});
+  auto& share_requests = prometheus::BuildCounter()
+                             .Name("muster_gpu_share_requests_total")
+                             .Help(
+                                 "Requests of pods sharing GPUs, by outcome: bound (a bind took "
+                                 "its shares), waiting (a filter found no node with them free), "
+                                 "invalid (its GPU request does not read).")
+                             .Register(*registry_);
+  for (std::string_view outcome : WithOther(kShareOutcomes)) {
+    share_requests_[outcome] = &share_requests.Add({{"outcome", Str(outcome)}});
+  }
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -171,12 +197,19 @@ void ExtenderMetrics::SetGpuTopologyNodes(std::string_view source, int64_t count
 }
 
 void ExtenderMetrics::SetGpuUsage(const GpuUsage& usage) {
-  gpus_allocated_->Set(static_cast<double>(usage.allocated));
-  gpus_free_->Set(static_cast<double>(usage.free));
+  gpus_allocated_->Set(static_cast<double>(usage.allocated) / kMilliPerGpu);
+  gpus_free_->Set(static_cast<double>(usage.free) / kMilliPerGpu);
   gpus_stranded_->Set(static_cast<double>(usage.stranded));
   gpu_nodes_[0]->Set(static_cast<double>(usage.idle_nodes));
   gpu_nodes_[1]->Set(static_cast<double>(usage.partial_nodes));
   gpu_nodes_[2]->Set(static_cast<double>(usage.full_nodes));
+  gpus_shared_->Set(static_cast<double>(usage.shared_gpus));
+  gpus_partly_used_->Set(static_cast<double>(usage.partly_used_gpus));
+  gpu_shared_fraction_->Set(static_cast<double>(usage.shared_compute) / kGpuCompute);
+}
+
+void ExtenderMetrics::CountShareRequest(std::string_view outcome) {
+  share_requests_.at(Bounded(kShareOutcomes, outcome))->Increment();
 }
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {

@@ -17,6 +17,13 @@
 //                                                          partner on their node's best link
 //   muster_gpu_nodes{usage}                              gauge: nodes with GPUs, "idle",
 //                                                          "partial" or "full"
+//   muster_gpus_shared{use}                              gauge: GPUs with sharers ("shared")
+//                                                          and those with a share left
+//                                                          ("partly_used")
+//   muster_gpu_shared_fraction                           gauge: GPUs' worth of compute the
+//                                                          sharers hold
+//   muster_gpu_share_requests_total{outcome}             counter: requests of pods sharing
+//                                                          GPUs, by kShareOutcomes
 //
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
@@ -51,9 +58,14 @@ inline constexpr std::array<std::string_view, 4> kVerbs = {"filter", "prioritize
                                                            "preempt"};
 inline constexpr std::array<std::string_view, 5> kCacheKinds = {"nodes", "pods", "assumed",
                                                                 "podgroups", "queues"};
-// topology::LinkClassName values, "single" (one GPU) and "unchosen".
-inline constexpr std::array<std::string_view, 7> kGpuSetLinks = {
-    "nvlink", "pcie-switch", "pcie-host", "numa", "sys", "single", "unchosen"};
+// topology::LinkClassName values, "single" (one GPU), "unlinked" (chosen
+// on a node whose links are unknown), "shared" (shares of GPUs) and
+// "unchosen".
+inline constexpr std::array<std::string_view, 9> kGpuSetLinks = {
+    "nvlink", "pcie-switch", "pcie-host", "numa",    "sys",
+    "single", "unlinked",    "shared",    "unchosen"};
+// How a request of a pod sharing GPUs ended (CountShareRequest).
+inline constexpr std::array<std::string_view, 3> kShareOutcomes = {"bound", "waiting", "invalid"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
@@ -76,6 +88,8 @@ class ExtenderMetrics {
   void CountGpuSet(std::string_view link);
   void SetGpuTopologyNodes(std::string_view source, int64_t count);
   void SetGpuUsage(const GpuUsage& usage);
+  // A request of a pod sharing GPUs, by outcome (kShareOutcomes).
+  void CountShareRequest(std::string_view outcome);
 
   // Where other parts of the extender (the gang controller) register their
   // metrics, so /metrics serves them too.
@@ -110,9 +124,13 @@ class ExtenderMetrics {
   prometheus::Gauge* gpus_free_ = nullptr;
   prometheus::Gauge* gpus_stranded_ = nullptr;
   std::array<prometheus::Gauge*, 3> gpu_nodes_{};  // idle, partial, full
+  prometheus::Gauge* gpus_shared_ = nullptr;
+  prometheus::Gauge* gpus_partly_used_ = nullptr;
+  prometheus::Gauge* gpu_shared_fraction_ = nullptr;
+  std::map<std::string_view, prometheus::Counter*> share_requests_;
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
-const std::array<std::string_view, 21>& ReasonCodes();
+const std::array<std::string_view, 22>& ReasonCodes();
 
 }  // namespace muster::extender

@@ -65,6 +65,11 @@ PodDemand DemandOf(const Pod& pod, const std::vector<std::string>& managed,
                    const ClusterSnapshot& snapshot) {
   PodDemand demand{.request = ManagedPart(pod.EffectiveRequest(), managed),
                    .own = snapshot.pod_placement()};
+  if (StatusOr<GpuDemand> gpu = GpuDemandOf(pod); gpu.ok()) {
+    demand.gpu = *std::move(gpu);
+  } else {
+    demand.gpu_problem = gpu.status().message();
+  }
   demand.indexed.reserve(demand.request.entries().size());
   for (const auto& [resource, amount] : demand.request.entries()) {
     demand.indexed.push_back(snapshot.IndexOf(resource));

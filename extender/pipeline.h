@@ -109,6 +109,8 @@ inline constexpr std::string_view kReasonInsufficient = "insufficient";  // Unsc
 inline constexpr std::string_view kReasonExceedsNode = "exceeds_node";   // Unresolvable
 inline constexpr std::string_view kReasonNodeUnknown = "node_unknown";   // Unresolvable
 inline constexpr std::string_view kReasonAdmitted = "admitted";
+// The pod's GPU request does not read (model/gpu_share.h GpuDemandOf).
+inline constexpr std::string_view kReasonGpuRequest = "gpu_request";  // Unresolvable
 inline constexpr std::string_view kReasonBadRequest = "bad_request";
 // bind
 inline constexpr std::string_view kReasonBindPost = "post";
@@ -163,6 +165,10 @@ struct VerbReply {
   // chosen (topology::LinkClassName, "single" for one GPU) or "unchosen"
   // (the node's topology unknown). Empty otherwise.
   std::string_view gpu_set;
+  // filter of a pod sharing GPUs, or whose GPU request does not read: the
+  // muster_gpu_share_requests_total outcome ("waiting", "invalid"); empty
+  // otherwise (and when some node fits).
+  std::string_view share_outcome;
 };
 
 // ---------------------------------------------------------------------------
@@ -230,6 +236,10 @@ StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body);
 struct PodDemand {
   Resources request;  // managed resources with a positive request
   std::optional<Placement> own;
+  // What it asks of GPUs, whole or shared (model/gpu_share.h); empty when
+  // `gpu_problem` says why its GPU request cannot be read.
+  GpuDemand gpu;
+  std::string gpu_problem;
   // Per entry of request, ClusterSnapshot::IndexOf its resource (-1: not
   // indexed). Empty (or short) means "search NodeInfo's Resources": same
   // amounts, only slower.
@@ -239,8 +249,8 @@ struct PodDemand {
     return own.has_value() && own->node == node ? own->resources.Get(resource) : 0;
   }
   // The same for the GPUs own holds there (a retried bind keeps its set).
-  GpuMask GpuCredit(std::string_view node) const {
-    return own.has_value() && own->node == node ? own->gpus : 0;
+  GpuHolding GpuCredit(std::string_view node) const {
+    return own.has_value() && own->node == node ? own->gpus : GpuHolding{};
   }
   // What `node` has of request.entries()[entry]'s resource.
   struct Amounts {
@@ -288,8 +298,16 @@ std::optional<QueueAsk> QueueAskOf(const Pod& pod, const ClusterSnapshot& snapsh
 
 // fit: can `node` (the cache's entry for the candidate; null when unknown)
 // take the demand? Unresolvable when unknown or when a request exceeds the
-// node's allocatable; Unschedulable when it exceeds what is free now.
+// node's allocatable; Unschedulable when it exceeds what is free now. GPUs
+// are fitted one by one too when it matters (GpuFitOnNode).
 NodeVerdict FitOnNode(const PodDemand& demand, const NodeInfo* node);
+// Whether the counts alone may not decide the GPU fit: the pod shares GPUs,
+// or asks whole ones of a node where some are shared.
+bool NeedsGpuFit(const PodDemand& demand, const NodeInfo& node);
+// The GPU fit on a node whose counts fit: a share needs GPUs that can give
+// it (PlaceSharesOn; Unresolvable when not even the empty node could),
+// whole GPUs need that many GPUs nobody shares or holds.
+NodeVerdict GpuFitOnNode(const PodDemand& demand, const NodeInfo& node);
 // FitOnNode(demand, node).verdict, without building a message: the check the
 // hot paths (filter of a fitting node, prioritize) run for every candidate.
 Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node);
@@ -301,7 +319,12 @@ Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node);
 // not fit, and pods that ask for no managed resource (neutral: the in-tree
 // scores decide). Otherwise the mean over the requested managed resources of
 // the node's share used after placement (binpack) or left free (spread).
+// A pod sharing GPUs: how full the GPUs its shares land on are after
+// (SharedFill, at least 1 on a node it fits), whatever the strategy: shares
+// pack onto partly used GPUs, so whole GPUs stay free.
 int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy);
+// The shared-GPU score alone (ScoreNode of a pod sharing GPUs).
+int64_t ScoreSharedNode(const PodDemand& demand, const NodeInfo* node);
 
 // GPU score, for a demand of whole GPUs (otherwise `scores` unchanged): the
 // score of every node of `nodes` (null: unknown) whose topology is known and
@@ -374,7 +397,7 @@ struct BindPlan {
   std::string_view code = kReasonBadRequest;
   ReplyOutcome outcome = ReplyOutcome::kBadRequest;
   std::optional<AssumeResult> assumed;  // kPost: what the reservation did
-  GpuMask gpus = 0;                     // kPost: the GPUs chosen on the node (0: none)
+  GpuHolding gpus;                      // kPost: the GPUs chosen on the node (empty: none)
   std::string_view gpu_set;             // kPost: as VerbReply::gpu_set
 };
 
@@ -387,9 +410,13 @@ struct BindPlan {
 // set, `group` its PodGroup or null) is bound only onto its reservation,
 // unless its PodGroup has minMember <= 1: a bind elsewhere would start a
 // partial gang.
+// A pod sharing GPUs gets the GPUs its shares fill best (PlaceSharesOn),
+// named in muster.io/gpu-ids and muster.io/gpu-shares (and, for Volcano's
+// vGPU resources, the annotations its device plugin reads, stamped `now`).
 BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
                   const std::optional<Placement>& own, const std::vector<std::string>& managed,
-                  const PodGroup* group = nullptr, const std::string* gang_plan = nullptr);
+                  const PodGroup* group = nullptr, const std::string* gang_plan = nullptr,
+                  Time now = Time());
 
 // reserve: PlanBind on `state`, then, for kPost, Assume() the pod's request
 // on the node, so no concurrent decision can hand out the same capacity.

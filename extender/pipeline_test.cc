@@ -107,16 +107,16 @@ TEST(PipelineTest, DemandCountsOnlyManagedResources) {
       {"gpus only",
        MakePod("p").Cpu("4").Memory("8Gi").Gpu(2),
        {"nvidia.com/gpu"},
-       Resources{{"nvidia.com/gpu", 2}}},
+       Resources{{"nvidia.com/gpu", 2000}}},
       {"no gpus: empty demand", MakePod("p").Cpu("4"), {"nvidia.com/gpu"}, Resources{}},
       {"an extra resource",
        MakePod("p").Gpu(1).Request("rdma/hca", "1"),
        {"nvidia.com/gpu", "rdma/hca"},
-       Resources{{"nvidia.com/gpu", 1}, {"rdma/hca", 1}}},
+       Resources{{"nvidia.com/gpu", 1000}, {"rdma/hca", 1}}},
       {"init container peak counts",
-       MakePod("p").Gpu(1).InitContainer(Resources{{"nvidia.com/gpu", 4}}),
+       MakePod("p").Gpu(1).InitContainer(Resources{{"nvidia.com/gpu", 4000}}),
        {"nvidia.com/gpu"},
-       Resources{{"nvidia.com/gpu", 4}}},
+       Resources{{"nvidia.com/gpu", 4000}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -130,10 +130,10 @@ TEST(PipelineTest, DemandCountsOnlyManagedResources) {
 TEST(PipelineTest, DemandCreditsThePodsOwnPlacementOnItsNodeOnly) {
   FakeClock clock;
   ClusterState state(clock);
-  state.Assume("uid-p", "n1", Resources{{"nvidia.com/gpu", 2}});
+  state.Assume("uid-p", "n1", Resources{{"nvidia.com/gpu", 2000}});
   const PodDemand demand =
       DemandOf(MakePod("p").Gpu(2), {"nvidia.com/gpu"}, state.Snapshot("uid-p"));
-  EXPECT_EQ(demand.Credit("n1", "nvidia.com/gpu"), 2);
+  EXPECT_EQ(demand.Credit("n1", "nvidia.com/gpu"), 2 * kMilliPerGpu);
   EXPECT_EQ(demand.Credit("n1", "pods"), 1);
   EXPECT_EQ(demand.Credit("n2", "nvidia.com/gpu"), 0);
 }

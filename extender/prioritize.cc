@@ -93,7 +93,22 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   return scores;
 }
 
+int64_t ScoreSharedNode(const PodDemand& demand, const NodeInfo* node) {
+  if (node == nullptr || !node->known() || node->Gpus().cards == nullptr) return 0;
+  if (FitVerdictOnNode(demand, node) != Verdict::kFit) return 0;
+  const GpuHolding own = demand.GpuCredit(node->name);
+  const std::optional<std::vector<GpuSlice>> slices =
+      PlaceSharesOn(node->Gpus(), node->gpu_holds, demand.gpu.shares, own, nullptr);
+  if (!slices) return 0;
+  GpuUses uses = node->gpu_holds.uses;
+  AccountHolding(uses, own, -1);
+  const double fill = SharedFill(*slices, *node->Gpus().cards, uses);
+  return std::clamp<int64_t>(std::lround(fill * kube::kMaxExtenderPriority),
+                             kube::kMinExtenderPriority + 1, kube::kMaxExtenderPriority);
+}
+
 int64_t ScoreNode(const PodDemand& demand, const NodeInfo* node, ScoreStrategy strategy) {
+  if (demand.gpu.shared()) return ScoreSharedNode(demand, node);
   if (node == nullptr || !node->known() || demand.request.empty()) return 0;
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return 0;
   double shares = 0;

@@ -17,7 +17,7 @@ using test::MakePod;
 NodeInfo GpuInfo(int64_t gpus, int64_t used, int64_t hca = 0, int64_t hca_used = 0) {
   Node node = MakeNode("n1").Gpu(gpus);
   if (hca > 0) node = MakeNode("n1").Gpu(gpus).AllocatableAmount("rdma/hca", hca);
-  Resources allocated{{"nvidia.com/gpu", used}};
+  Resources allocated{{"nvidia.com/gpu", used * kMilliPerGpu}};
   if (hca_used > 0) allocated.Set("rdma/hca", hca_used);
   return NodeInfo{.name = "n1",
                   .node = std::make_shared<const Node>(node),
@@ -26,7 +26,7 @@ NodeInfo GpuInfo(int64_t gpus, int64_t used, int64_t hca = 0, int64_t hca_used =
 }
 
 TEST(ScoreNodeTest, BinpackAndSpread) {
-  const Placement own{.node = "n1", .resources = {{"nvidia.com/gpu", 4}, {"pods", 1}}};
+  const Placement own{.node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}};
   struct Case {
     std::string name;
     PodDemand demand;
@@ -35,20 +35,20 @@ TEST(ScoreNodeTest, BinpackAndSpread) {
     int64_t spread;
   };
   const std::vector<Case> cases = {
-      {"1 of 8 on an empty node", {.request = {{"nvidia.com/gpu", 1}}}, GpuInfo(8, 0), 1, 9},
-      {"fills the node", {.request = {{"nvidia.com/gpu", 4}}}, GpuInfo(8, 4), 10, 0},
-      {"half used, one more", {.request = {{"nvidia.com/gpu", 1}}}, GpuInfo(8, 4), 6, 4},
-      {"8 of 8 on an empty node", {.request = {{"nvidia.com/gpu", 8}}}, GpuInfo(8, 0), 10, 0},
-      {"does not fit", {.request = {{"nvidia.com/gpu", 4}}}, GpuInfo(8, 6), 0, 0},
-      {"unknown node", {.request = {{"nvidia.com/gpu", 1}}}, std::nullopt, 0, 0},
+      {"1 of 8 on an empty node", {.request = {{"nvidia.com/gpu", 1000}}}, GpuInfo(8, 0), 1, 9},
+      {"fills the node", {.request = {{"nvidia.com/gpu", 4000}}}, GpuInfo(8, 4), 10, 0},
+      {"half used, one more", {.request = {{"nvidia.com/gpu", 1000}}}, GpuInfo(8, 4), 6, 4},
+      {"8 of 8 on an empty node", {.request = {{"nvidia.com/gpu", 8000}}}, GpuInfo(8, 0), 10, 0},
+      {"does not fit", {.request = {{"nvidia.com/gpu", 4000}}}, GpuInfo(8, 6), 0, 0},
+      {"unknown node", {.request = {{"nvidia.com/gpu", 1000}}}, std::nullopt, 0, 0},
       {"no managed demand: neutral", {}, GpuInfo(8, 4), 0, 0},
       {"own placement not counted twice",
-       {.request = {{"nvidia.com/gpu", 4}}, .own = own},
+       {.request = {{"nvidia.com/gpu", 4000}}, .own = own},
        GpuInfo(8, 8),
        10,
        0},
       {"mean over the requested resources",
-       {.request = {{"nvidia.com/gpu", 4}, {"rdma/hca", 1}}},
+       {.request = {{"nvidia.com/gpu", 4000}, {"rdma/hca", 1}}},
        GpuInfo(8, 4, 2, 0),
        8,
        3},

@@ -69,25 +69,27 @@ TEST(QueueStepTest, WhoIsHeld) {
   for (const Case& c : cases) {
     std::vector<gang::Gang> gangs = {c.gang};
     std::vector<gang::VictimCandidate> victims;
-    const QueueStep step = RunQueueStep(queues, Resources{{"nvidia.com/gpu", 8}}, gangs, victims);
+    const QueueStep step =
+        RunQueueStep(queues, Resources{{"nvidia.com/gpu", 8000}}, gangs, victims);
     EXPECT_EQ(HeldKeys(step), c.want_held) << c.name;
     EXPECT_EQ(gangs.size(), 1u) << c.name << ": held gangs stay in the list";
   }
 }
 
 TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
-  const Queues queues =
-      QueuesOf({MakeQueue("parent"),
-                MakeQueue("small").Parent("parent").Capability(Resources{{"nvidia.com/gpu", 10}}),
-                MakeQueue("big").Weight(3)});
+  const Queues queues = QueuesOf(
+      {MakeQueue("parent"),
+       MakeQueue("small").Parent("parent").Capability(Resources{{"nvidia.com/gpu", 10000}}),
+       MakeQueue("big").Weight(3)});
   std::vector<gang::Gang> gangs = {
       InQueue(MakeGang("s1").Bound(MakePod("s1-0").Gpu(4), "n1"), "small"),
       InQueue(MakeGang("s2").Pending(MakePod("s2-0").Gpu(4)), "small"),
       InQueue(MakeGang("b1").Pending(MakePod("b1-0").Gpu(4)), "big"),
   };
   std::vector<gang::VictimCandidate> victims = {gang::VictimCandidate{
-      .key = "default/s1", .pods = {{.request = Resources{{"nvidia.com/gpu", 4}, {"pods", 1}}}}}};
-  const QueueStep step = RunQueueStep(queues, Resources{{"nvidia.com/gpu", 12}}, gangs, victims);
+      .key = "default/s1",
+      .pods = {{.request = Resources{{"nvidia.com/gpu", 4000}, {"pods", 1}}}}}};
+  const QueueStep step = RunQueueStep(queues, Resources{{"nvidia.com/gpu", 12000}}, gangs, victims);
   // 16 GPUs (12 free + 4 held): big (weight 3) wants only 4, so parent and
   // its child small get all they want, 8.
   EXPECT_EQ(step.shares.queues.at("small").deserved.gpus(), 8);
@@ -96,18 +98,18 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
   EXPECT_THAT(gangs[2].queues, ElementsAre("big"));
   // small holds half its share, big nothing: big's gang goes first.
   EXPECT_LT(gangs[2].queue_rank, gangs[1].queue_rank);
-  EXPECT_EQ(step.limits.at("small").room, (Resources{{"nvidia.com/gpu", 6}}));
+  EXPECT_EQ(step.limits.at("small").room, (Resources{{"nvidia.com/gpu", 6000}}));
   EXPECT_EQ(step.limits.at("small").Bound().gpus(), 4) << "s1's bound member";
   EXPECT_EQ(step.limits.at("parent").Bound().gpus(), 4) << "its child's, summed up";
   EXPECT_EQ(step.limits.at("big").Bound().gpus(), 0);
   EXPECT_FALSE(step.limits.at("big").room.has_value());
   EXPECT_THAT(victims[0].queues, ElementsAre("small", "parent"));
-  EXPECT_EQ(victims[0].holds, (Resources{{"nvidia.com/gpu", 4}}));
+  EXPECT_EQ(victims[0].holds, (Resources{{"nvidia.com/gpu", 4000}}));
   EXPECT_THAT(step.held, IsEmpty());
 
   // Once s2 evicts victims for itself it goes first, to take what they free.
   gangs[1].preempting = true;
-  RunQueueStep(queues, Resources{{"nvidia.com/gpu", 12}}, gangs, victims);
+  RunQueueStep(queues, Resources{{"nvidia.com/gpu", 12000}}, gangs, victims);
   EXPECT_LT(gangs[1].queue_rank, gangs[2].queue_rank);
 }
 
@@ -140,17 +142,20 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
       {"a gang evicting for itself: held for reclaim, still waiting for the order", preempting, 0,
        4, 4},
       {"a Volcano Job not admitted yet has no pods: its minResources is its queue's demand",
-       MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 8}}), 0, 8},
+       MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 8000}}), 0, 8},
       {"not admitted, pods asking more than minResources: what the pods ask",
-       MakeGang("g").MinResources(Resources{{"nvidia.com/gpu", 2}}).Pending(MakePod("g-0").Gpu(4)),
+       MakeGang("g")
+           .MinResources(Resources{{"nvidia.com/gpu", 2000}})
+           .Pending(MakePod("g-0").Gpu(4)),
        0, 4},
       {"admitted (Inqueue): only its pods count",
-       MakeGang("g").Phase(kPodGroupInqueue).MinResources(Resources{{"nvidia.com/gpu", 8}}), 0, 0},
+       MakeGang("g").Phase(kPodGroupInqueue).MinResources(Resources{{"nvidia.com/gpu", 8000}}), 0,
+       0},
   };
   for (const Case& c : cases) {
     std::vector<gang::Gang> gangs = {c.gang};
     std::vector<gang::VictimCandidate> victims;
-    const QueueStep step = RunQueueStep({}, Resources{{"nvidia.com/gpu", 16}}, gangs, victims);
+    const QueueStep step = RunQueueStep({}, Resources{{"nvidia.com/gpu", 16000}}, gangs, victims);
     const queue::QueueShare& q = step.shares.queues.at("default");
     EXPECT_EQ(q.allocated.gpus(), c.want_allocated) << c.name;
     EXPECT_EQ((q.demand - q.allocated).gpus(), c.want_pending) << c.name;
@@ -178,7 +183,7 @@ TEST(QueueStepTest, ReclaimHysteresisOverPasses) {
                 "r")};
     std::vector<gang::VictimCandidate> victims;
     QueueStep step = RunQueueStep(QueuesOf({MakeQueue("q"), MakeQueue("r")}),
-                                  Resources{{"nvidia.com/gpu", 6}}, gangs, victims);
+                                  Resources{{"nvidia.com/gpu", 6000}}, gangs, victims);
     ApplyReclaimHysteresis(step, memory, now, timing);
     return step;
   };

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "kube/client/client.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
+#include "model/quantity.h"
 
 namespace muster::extender {
 namespace {
@@ -57,7 +59,46 @@ Resources FreeOf(const NodeInfo& node) {
   return free;
 }
 
-void WriteNode(kube::JsonWriter& w, const NodeInfo& node) {
+// The pods sharing each GPU, by node then GPU index.
+using SharersByGpu = std::map<std::string, std::map<int, std::vector<std::string>>, std::less<>>;
+
+// A node's GPUs when some are shared or Volcano's vGPU plugin registered
+// them: per GPU its holders, sharers and what it has left to share. Compute
+// in GPUs ("0.5"), memory in MiB.
+void WriteGpus(kube::JsonWriter& w, const NodeInfo& node, const SharersByGpu& sharers) {
+  const NodeGpus& gpus = node.Gpus();
+  if (gpus.cards == nullptr || (!gpus.vgpu && !node.gpu_holds.AnyShared())) return;
+  const auto of_node = sharers.find(node.name);
+  w.Key("gpus");
+  w.StartArray();
+  for (int g = 0; g < gpus.count(); ++g) {
+    const GpuCard& card = (*gpus.cards)[static_cast<size_t>(g)];
+    const GpuCardUse& use = node.gpu_holds.uses[static_cast<size_t>(g)];
+    w.StartObject();
+    w.IntField("index", g);
+    w.StringFieldIfSet("uuid", card.uuid);
+    w.IntFieldIfSet("memoryMiB", card.memory_mib);
+    w.IntFieldIfSet("maxSharers", card.max_sharers);
+    w.IntField("wholeHolders", use.whole);
+    w.IntField("sharers", use.sharers);
+    w.StringField("sharedCompute", FormatResourceQuantity(kNvidiaGpu, use.compute));
+    w.StringField("freeShare", FormatResourceQuantity(
+                                   kNvidiaGpu, use.whole > 0 ? 0 : kGpuCompute - use.compute));
+    w.IntFieldIfSet("sharedMemoryMiB", use.memory_mib);
+    w.Key("sharerPods");
+    w.StartArray();
+    if (of_node != sharers.end()) {
+      if (auto it = of_node->second.find(g); it != of_node->second.end()) {
+        for (const std::string& pod : it->second) w.String(pod);
+      }
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteNode(kube::JsonWriter& w, const NodeInfo& node, const SharersByGpu& sharers) {
   w.StartObject();
   w.StringField("name", node.name);
   w.Key("known");
@@ -67,6 +108,7 @@ void WriteNode(kube::JsonWriter& w, const NodeInfo& node) {
   WriteResources(w, "free", FreeOf(node));
   w.IntField("boundPods", node.bound_pods);
   w.IntField("assumedPods", node.assumed_pods);
+  WriteGpus(w, node, sharers);
   w.EndObject();
 }
 
@@ -365,6 +407,8 @@ void Server::HandleVerb(std::string_view verb, const std::string& body, int* sta
   deps_.metrics->ObserveRequest(verb, r.outcome, took.count());
   deps_.metrics->CountDecisions(verb, r.decisions);
   if (!r.gpu_set.empty()) deps_.metrics->CountGpuSet(r.gpu_set);
+  if (r.gpu_set == "shared") deps_.metrics->CountShareRequest("bound");
+  if (!r.share_outcome.empty()) deps_.metrics->CountShareRequest(r.share_outcome);
   if (verb == "bind" && r.outcome != ReplyOutcome::kOk) {
     for (const auto& [reason, count] : r.decisions) deps_.metrics->CountBindFailure(reason);
   }
@@ -403,9 +447,16 @@ std::string Server::DebugState() {
   const ClusterSnapshot snapshot = deps_.cluster->Snapshot({});
   size_t assumed = 0;
   size_t pods = 0;
+  SharersByGpu sharers;
   deps_.cluster->Exclusive([&](ClusterState& state) {
     assumed = state.assumed_count();
     pods = state.pod_count();
+    state.ForEachPod([&](const PodRecord& pod) {
+      if (!pod.Counts()) return;
+      for (const GpuSlice& s : pod.gpus.slices) {
+        sharers[pod.node_name][s.gpu].push_back(ObjectKey(pod.namespace_, pod.name));
+      }
+    });
   });
   std::vector<const NodeInfo*> nodes;
   snapshot.ForEachNode([&](const NodeInfo& node) { nodes.push_back(&node); });
@@ -421,7 +472,7 @@ std::string Server::DebugState() {
   w.IntField("reservations", static_cast<int64_t>(assumed));
   w.Key("nodes");
   w.StartArray();
-  for (const NodeInfo* node : nodes) WriteNode(w, *node);
+  for (const NodeInfo* node : nodes) WriteNode(w, *node, sharers);
   w.EndArray();
   WriteWorkloads(w, snapshot.workloads());
   // Each gang's phase, members and why it waits, as the last pass saw them.

@@ -726,9 +726,10 @@ TEST(ServerTest, DebugStateShowsTheCache) {
   for (const auto& n : doc["nodes"].GetArray()) nodes[n["name"].GetString()] = &n;
   ASSERT_EQ(nodes.count("gpu-a2"), 1u) << res->body;
   const rapidjson::Value& a2 = *nodes["gpu-a2"];
-  EXPECT_EQ(a2["allocatable"]["nvidia.com/gpu"].GetInt64(), 8);
-  EXPECT_EQ(a2["allocated"]["nvidia.com/gpu"].GetInt64(), 4);
-  EXPECT_EQ(a2["free"]["nvidia.com/gpu"].GetInt64(), 4);
+  // Amounts in muster's units: GPUs in thousandths.
+  EXPECT_EQ(a2["allocatable"]["nvidia.com/gpu"].GetInt64(), 8 * kMilliPerGpu);
+  EXPECT_EQ(a2["allocated"]["nvidia.com/gpu"].GetInt64(), 4 * kMilliPerGpu);
+  EXPECT_EQ(a2["free"]["nvidia.com/gpu"].GetInt64(), 4 * kMilliPerGpu);
   EXPECT_EQ(a2["boundPods"].GetInt64(), 1);
   int64_t assumed = 0;
   for (const auto& [name, node] : nodes) assumed += (*node)["assumedPods"].GetInt64();

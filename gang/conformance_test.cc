@@ -190,11 +190,11 @@ TEST(ConformanceTest, NoPreemptionWhenOnlyCriticalGangsCouldMakeRoom) {
 // critical member makes it take "old" instead.
 TEST(ConformanceTest, ReclaimTakesTheNextCandidateOverAGangWithACriticalMember) {
   const std::vector<Node> nodes = {GpuNode("n1"), GpuNode("n2"), GpuNode("n3")};
-  const Resources gpus16{{std::string(kNvidiaGpu), 16}, {"cpu", 1'000'000}};
+  const Resources gpus16{{std::string(kNvidiaGpu), 16000}, {"cpu", 1'000'000}};
   const QueueLimits queues = {
       {"a", QueueLimit{.allocated = Resources(), .deserved = gpus16}},
-      {"b", QueueLimit{.allocated = Resources{{std::string(kNvidiaGpu), 24}},
-                       .deserved = Resources{{std::string(kNvidiaGpu), 8}, {"cpu", 1'000'000}}}},
+      {"b", QueueLimit{.allocated = Resources{{std::string(kNvidiaGpu), 24000}},
+                       .deserved = Resources{{std::string(kNvidiaGpu), 8000}, {"cpu", 1'000'000}}}},
   };
   for (const Kind& k : kKinds) {
     SCOPED_TRACE(k.name);

@@ -58,6 +58,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/gpu_share.h"
 #include "model/network_domain.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -169,8 +170,13 @@ struct NodeView {
   std::shared_ptr<const Node> node;             // never null: name, labels, taints
   Resources free;                               // allocatable minus everything counted (may be < 0)
   bool schedulable = true;                      // Ready and not cordoned
-  std::shared_ptr<const GpuLayout> gpu_layout;  // null: GPUs counted only
-  uint32_t free_gpus = 0;                       // with gpu_layout: which GPUs are free
+  std::shared_ptr<const GpuLayout> gpu_layout;  // null: GPU links unknown
+  uint32_t free_gpus = 0;                       // which GPUs nobody holds, whole or shared
+  // GPU sharing (model/gpu_share.h): the node's GPUs told apart (null: they
+  // are not, and members sharing GPUs do not fit here) and what their
+  // holders hold of them.
+  std::shared_ptr<const std::vector<GpuCard>> gpu_cards;
+  GpuUses gpu_uses{};
   const std::string& name() const { return node->meta.name; }
 };
 
@@ -189,9 +195,10 @@ struct VictimCandidate {
     std::string name;
     std::string node;
     Resources request;  // what it holds on node (EffectiveRequest, pods=1 included)
+    GpuHolding gpus;    // which of the node's GPUs it holds, when known
   };
   std::vector<Pod> pods;            // every bound, unfinished, non-terminating member
-  int64_t gpus = 0;                 // nvidia.com/gpu held by `pods`
+  int64_t gpus = 0;                 // nvidia.com/gpu held by `pods`, thousandths
   std::vector<std::string> queues;  // as Gang::queues
   Resources holds;                  // what `pods` request (no pod slots)
   // False when the gang has a member muster never evicts (Evictable(const
@@ -242,7 +249,7 @@ struct Assignment {
   std::string pod_uid;
   std::string pod_name;
   std::string node;
-  uint32_t gpus = 0;  // the GPUs planned on the node (0: not chosen)
+  GpuHolding gpus;  // the GPUs planned on the node, whole or shared (empty: not chosen)
   friend bool operator==(const Assignment&, const Assignment&) = default;
 };
 

@@ -721,7 +721,9 @@ TEST(RunPassTest, ExpiryReleasesTheReservationAndReplans) {
 
 TEST(RunPassTest, Admission) {
   const ClusterView view = MakeView({GpuNode("n1", 8), GpuNode("n2", 8)});
-  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  const auto gpus = [](int64_t n) {
+    return Resources{{std::string(kNvidiaGpu), n * kMilliPerGpu}};
+  };
   struct Case {
     std::string name;
     std::vector<Gang> gangs;
@@ -743,8 +745,9 @@ TEST(RunPassTest, Admission) {
         MakeGang("a").MinResources(gpus(8))},
        {"default/a"}},
       {"Volcano's quota names: requests.* counts, count/* and limits.* do not",
-       {MakeGang("a").MinResources(Resources{
-           {"requests.nvidia.com/gpu", 16}, {"count/pods", 100}, {"limits.nvidia.com/gpu", 99}})},
+       {MakeGang("a").MinResources(Resources{{"requests.nvidia.com/gpu", 16000},
+                                             {"count/pods", 100},
+                                             {"limits.nvidia.com/gpu", 99000}})},
        {"default/a"}},
       {"a resource the cluster lacks is never admitted",
        {MakeGang("a").MinResources(Resources{{"example.com/fpga", 1}})},
@@ -764,13 +767,13 @@ VictimCandidate Victim(const std::string& key, int32_t priority, int64_t created
   VictimCandidate v{.key = key, .priority = priority, .created = Time::FromUnixSeconds(created_s)};
   for (size_t i = 0; i < pods.size(); ++i) {
     const std::string name = key + "-" + std::to_string(i);
-    v.pods.push_back(
-        {.uid = "uid-" + name,
-         .namespace_ = "default",
-         .name = name,
-         .node = pods[i].first,
-         .request = Resources{{std::string(kNvidiaGpu), pods[i].second}, {std::string(kPods), 1}}});
-    v.gpus += pods[i].second;
+    v.pods.push_back({.uid = "uid-" + name,
+                      .namespace_ = "default",
+                      .name = name,
+                      .node = pods[i].first,
+                      .request = Resources{{std::string(kNvidiaGpu), pods[i].second * kMilliPerGpu},
+                                           {std::string(kPods), 1}}});
+    v.gpus += pods[i].second * kMilliPerGpu;
   }
   return v;
 }
@@ -910,15 +913,16 @@ VictimCandidate InQueue(VictimCandidate v, const std::string& queue) {
 // a queue deserving GPUs wants cpu too (plenty), one deserving none nothing.
 QueueLimit Holding(int64_t allocated_gpus, int64_t deserved_gpus, bool reclaimable = true) {
   const int64_t cpu = deserved_gpus > 0 ? 1'000'000 : 0;
-  return QueueLimit{.allocated = Resources{{std::string(kNvidiaGpu), allocated_gpus}},
-                    .deserved = Resources{{std::string(kNvidiaGpu), deserved_gpus}, {"cpu", cpu}},
-                    .reclaimable = reclaimable};
+  return QueueLimit{
+      .allocated = Resources{{std::string(kNvidiaGpu), allocated_gpus * kMilliPerGpu}},
+      .deserved = Resources{{std::string(kNvidiaGpu), deserved_gpus * kMilliPerGpu}, {"cpu", cpu}},
+      .reclaimable = reclaimable};
 }
 
 // As Holding, with only `bound_gpus` of the allocation bound (the rest reserved).
 QueueLimit HoldingBound(int64_t allocated_gpus, int64_t bound_gpus, int64_t deserved_gpus) {
   QueueLimit limit = Holding(allocated_gpus, deserved_gpus);
-  limit.bound = Resources{{std::string(kNvidiaGpu), bound_gpus}};
+  limit.bound = Resources{{std::string(kNvidiaGpu), bound_gpus * kMilliPerGpu}};
   return limit;
 }
 
@@ -1016,7 +1020,9 @@ TEST(RunPassTest, AdmissionOfAnOwedQueue) {
   const std::vector<VictimCandidate> b_runs = {InQueue(Victim("b-1", 0, 1, {{"n1", 8}}), "b"),
                                                InQueue(Victim("b-2", 0, 2, {{"n2", 8}}), "b")};
   const ClusterView full = Occupied({GpuNode("n1", 8), GpuNode("n2", 8)}, b_runs);
-  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  const auto gpus = [](int64_t n) {
+    return Resources{{std::string(kNvidiaGpu), n * kMilliPerGpu}};
+  };
   const auto job = [&](const std::string& name, int64_t want_gpus, int64_t created_s,
                        std::string_view phase = kPodGroupPending) {
     return InQueue(MakeGang(name)
@@ -1080,7 +1086,9 @@ TEST(RunPassTest, ReclaimCanBeTurnedOff) {
 // pkg/scheduler/actions/allocate/allocate.go: Pending jobs are skipped).
 TEST(RunPassTest, AGangRefusedAdmissionWaitsWithWhyAndIsNotPlaced) {
   const ClusterView view = MakeView({GpuNode("n1", 8)});
-  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  const auto gpus = [](int64_t n) {
+    return Resources{{std::string(kNvidiaGpu), n * kMilliPerGpu}};
+  };
   struct Case {
     std::string name;
     Gang gang;
@@ -1130,10 +1138,11 @@ TEST(RunPassTest, AGangRefusedAdmissionWaitsWithWhyAndIsNotPlaced) {
 }
 
 TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
-  QueueLimits queues = {{"a", QueueLimit{.room = Resources{{std::string(kNvidiaGpu), 8}}}}};
+  QueueLimits queues = {{"a", QueueLimit{.room = Resources{{std::string(kNvidiaGpu), 8000}}}}};
   Gang first = InQueue(WholeNodes("first", 1, 0, 1), "a");
   Gang second = InQueue(WholeNodes("second", 1, 0, 2), "a");
-  first.spec.min_resources = second.spec.min_resources = Resources{{"requests.nvidia.com/gpu", 8}};
+  first.spec.min_resources = second.spec.min_resources =
+      Resources{{"requests.nvidia.com/gpu", 8000}};
   const PassResult r = RunPass(
       MakeView({GpuNode("n1", 8), GpuNode("n2", 8), GpuNode("n3", 8)}),
       {first, second, InQueue(WholeNodes("wide", 2, 0, 3), "b"), WholeNodes("free", 1, 0, 4)}, {},
@@ -1153,7 +1162,9 @@ TEST(RunPassTest, QueueCapabilityLimitsWhatItsGangsReserve) {
 // (pkg/scheduler/plugins/proportion/proportion.go: AllocatableFn), the gang
 // plugin only the job's minimum (pkg/scheduler/plugins/gang/gang.go).
 TEST(RunPassTest, MembersBeyondTheMinimumTakeWhatTheQueueLeaves) {
-  const auto gpus = [](int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; };
+  const auto gpus = [](int64_t n) {
+    return Resources{{std::string(kNvidiaGpu), n * kMilliPerGpu}};
+  };
   struct Case {
     std::string name;
     Gang gang;
@@ -1410,7 +1421,7 @@ TEST(RunPassTest, ADomainWhereEveryMemberGetsItsBestGpuLinkWinsOverATighterOne) 
   ASSERT_EQ(r.plans.size(), 1u);
   EXPECT_EQ(NodesOf(r.plans[0]), std::set<std::string>{"b1"});
   EXPECT_EQ(r.plans[0].link_shortfall, 0);
-  EXPECT_EQ(r.plans[0].reserve[0].gpus | r.plans[0].reserve[1].gpus, 0b1111u);
+  EXPECT_EQ(r.plans[0].reserve[0].gpus.whole | r.plans[0].reserve[1].gpus.whole, 0b1111u);
   // Without GPU layouts, the tightest (first) rack as before.
   for (NodeView& n : view.nodes) n.gpu_layout = nullptr;
   const PassResult counts = RunPass(view, {busy, g}, {}, kNow, PassConfig{});

@@ -2,6 +2,7 @@
 // preemption. The view is copied once and updated as decisions are taken, so
 // every later gang sees the capacity the earlier ones left.
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,12 +40,42 @@ Resources AdmissionNeed(const Gang& gang) {
 
 namespace {
 
-void AddFree(ClusterView& view, std::string_view node, const Resources& amount) {
-  if (std::optional<size_t> n = FindNode(view, node)) view.nodes[*n].free += amount;
+// Gives back (sign +1) or takes (-1) `amount` and the GPUs of `gpus` on the
+// node: a GPU once held is no longer free, and a GPU given back is once no
+// holder is left on it.
+void ChangeFree(ClusterView& view, std::string_view node, const Resources& amount,
+                const GpuHolding& gpus, int sign) {
+  const std::optional<size_t> n = FindNode(view, node);
+  if (!n) return;
+  NodeView& v = view.nodes[*n];
+  if (sign > 0) {
+    v.free += amount;
+  } else {
+    v.free -= amount;
+  }
+  if (gpus.empty()) return;
+  AccountHolding(v.gpu_uses, gpus, -sign);
+  for (uint32_t m = gpus.Gpus(); m != 0; m &= m - 1) {
+    const int g = std::countr_zero(m);
+    const uint32_t bit = uint32_t{1} << g;
+    if (sign < 0) {
+      v.free_gpus &= ~bit;
+    } else if (v.gpu_uses[static_cast<size_t>(g)].idle() &&
+               (!v.gpu_cards || (static_cast<size_t>(g) < v.gpu_cards->size() &&
+                                 (*v.gpu_cards)[static_cast<size_t>(g)].healthy))) {
+      v.free_gpus |= bit;
+    }
+  }
 }
 
-void TakeFree(ClusterView& view, std::string_view node, const Resources& amount) {
-  if (std::optional<size_t> n = FindNode(view, node)) view.nodes[*n].free -= amount;
+void AddFree(ClusterView& view, std::string_view node, const Resources& amount,
+             const GpuHolding& gpus = {}) {
+  ChangeFree(view, node, amount, gpus, +1);
+}
+
+void TakeFree(ClusterView& view, std::string_view node, const Resources& amount,
+              const GpuHolding& gpus = {}) {
+  ChangeFree(view, node, amount, gpus, -1);
 }
 
 // What the gang's pending members `reserve` request (no pod slots): what
@@ -218,7 +249,7 @@ void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
   for (const Assignment& a : plan.reserve) {
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
-    if (member != gang.members.end()) TakeFree(view, a.node, SlotRequest(*member->pod));
+    if (member != gang.members.end()) TakeFree(view, a.node, SlotRequest(*member->pod), a.gpus);
   }
 }
 
@@ -237,7 +268,8 @@ std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view) {
   std::ranges::stable_sort(order, [&](size_t a, size_t b) {
     const Resources& fa = view.nodes[a].free;
     const Resources& fb = view.nodes[b].free;
-    return std::tuple(fa.gpus(), fa.milli_cpu()) > std::tuple(fb.gpus(), fb.milli_cpu());
+    return std::tuple(fa.milli_gpus(), fa.milli_cpu()) >
+           std::tuple(fb.milli_gpus(), fb.milli_cpu());
   });
   // The shortest prefix whose emptied nodes hold the minimum (binary search:
   // a longer prefix never holds less).
@@ -246,6 +278,9 @@ std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view) {
     for (size_t i = 0; i < count; ++i) {
       NodeView node = view.nodes[order[i]];
       node.free = node.node->allocatable;
+      // Emptied: every GPU idle.
+      node.gpu_uses = {};
+      if (node.gpu_cards) node.free_gpus = (uint32_t{1} << node.gpu_cards->size()) - 1;
       empty.nodes.push_back(std::move(node));
     }
     std::ranges::sort(empty.nodes, {}, &NodeView::name);
@@ -283,12 +318,14 @@ ClusterView Restricted(const ClusterView& view, const std::vector<std::string>& 
   return out;
 }
 
-// The free GPUs of the schedulable `nodes` of `view`.
+// The free GPUs of the schedulable `nodes` of `view`, in thousandths.
 int64_t FreeGpus(const ClusterView& view, const std::vector<std::string>& nodes) {
   int64_t gpus = 0;
   for (const std::string& name : nodes) {
     const std::optional<size_t> n = FindNode(view, name);
-    if (n && view.nodes[*n].schedulable) gpus += std::max<int64_t>(view.nodes[*n].free.gpus(), 0);
+    if (n && view.nodes[*n].schedulable) {
+      gpus += std::max<int64_t>(view.nodes[*n].free.milli_gpus(), 0);
+    }
   }
   return gpus;
 }
@@ -591,7 +628,9 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
 }
 
 void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
-  for (const VictimCandidate::Pod& pod : victim.pods) AddFree(view, pod.node, pod.request);
+  for (const VictimCandidate::Pod& pod : victim.pods) {
+    AddFree(view, pod.node, pod.request, pod.gpus);
+  }
 }
 
 bool SameQueue(const Gang& preemptor, const VictimCandidate& v) {

@@ -9,6 +9,8 @@
 #include "gang/planner.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -21,6 +23,7 @@
 
 #include "gang/feasibility.h"
 #include "gang/gang.h"
+#include "model/gpu_share.h"
 #include "model/pod_group.h"
 #include "model/quantity.h"
 
@@ -67,9 +70,14 @@ struct Slot {
   std::vector<char> admits;      // per node: NodeAdmits
   std::optional<size_t> node;    // where the greedy put it
   uint32_t gpus = 0;             // which GPUs of it, when its layout is known
-  int link_shortfall = 0;        // GpuPick::link below its layout's BestLink
-  int gpus_stranded = 0;         // GpuPick::damage
-  bool failed = false;           // fitted no node; final, as free only shrinks
+  // GPU sharing: what it asks (empty: no shares), whether its GPU request
+  // reads at all (a member whose does not fits nowhere), and its shares.
+  std::vector<GpuShareAsk> shares;
+  bool gpu_request_ok = true;
+  std::vector<GpuSlice> slices;
+  int link_shortfall = 0;  // GpuPick::link below its layout's BestLink
+  int gpus_stranded = 0;   // GpuPick::damage
+  bool failed = false;     // fitted no node; final, as free only shrinks
   Pick picked = Pick::kNo;
 };
 
@@ -111,6 +119,18 @@ class Greedy {
   // The member's GPU set on the node; nothing when the layout is unknown or
   // the member asks no GPU. Memoised: nodes of one model share layouts.
   std::optional<GpuPick> PickGpus(const Slot& slot, size_t node) const;
+  // Where the slot's shares go on the node (nothing: they do not fit, or it
+  // asks none), on the GPU holdings as the members placed so far left them.
+  std::optional<std::vector<GpuSlice>> PlaceSlotShares(const Slot& slot, size_t node) const;
+  // How good a node is for the slot's GPUs, higher better: its GPU set's link
+  // for whole GPUs, how full its shares leave their GPUs (thousandths) for
+  // shares.
+  int GpuPreference(const Slot& slot, size_t node, const std::optional<GpuPick>& pick) const;
+  // The whole GPUs the slot asks (0 for none or a share of one GPU).
+  int64_t WholeGpus(const Slot& slot) const {
+    const int64_t milli = slot.request[gpu_];
+    return milli % kMilliPerGpu == 0 ? milli / kMilliPerGpu : 0;
+  }
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
 
@@ -122,7 +142,9 @@ class Greedy {
   std::vector<std::vector<int64_t>> free_;  // [node][dim]
   std::vector<std::vector<int64_t>> base_;  // free_ before this gang's pending members
   std::vector<uint32_t> free_gpus_;         // [node]: NodeView::free_gpus, as members take them
-  std::vector<char> used_;                  // nodes holding a member of the gang
+  std::vector<GpuUses> gpu_uses_;           // [node]: NodeView::gpu_uses, as members take shares
+  bool empty_cluster_ = false;
+  std::vector<char> used_;  // nodes holding a member of the gang
   mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
   std::vector<Slot> slots_;             // largest first
   std::vector<size_t> smallest_first_;  // indices into slots_
@@ -173,6 +195,11 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
     } else if (AwaitsPlacement(m)) {
       Slot slot{.member = &m, .task = m.Task()};
       for (const NodeView& node : view_.nodes) slot.admits.push_back(NodeAdmits(node, *m.pod));
+      if (StatusOr<GpuDemand> gpu = GpuDemandOf(*m.pod); gpu.ok()) {
+        slot.shares = std::move(gpu->shares);
+      } else {
+        slot.gpu_request_ok = false;
+      }
       slots_.push_back(std::move(slot));
       requests.push_back(SlotRequest(*m.pod));
     }
@@ -197,12 +224,18 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
 void Greedy::InitFree(bool empty_cluster) {
   free_.assign(view_.nodes.size(), std::vector<int64_t>(dims_.size()));
   free_gpus_.assign(view_.nodes.size(), 0);
+  gpu_uses_.assign(view_.nodes.size(), GpuUses{});
   used_.assign(view_.nodes.size(), 0);
+  empty_cluster_ = empty_cluster;
   for (size_t n = 0; n < view_.nodes.size(); ++n) {
     const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
     for (size_t d = 0; d < dims_.size(); ++d) free_[n][d] = base.Get(dims_[d]);
-    // An empty cluster only asks whether counts ever fit: no GPU sets then.
-    if (!empty_cluster) free_gpus_[n] = view_.nodes[n].free_gpus;
+    // An empty cluster only asks whether counts ever fit: no GPU sets then,
+    // and every GPU idle for shares.
+    if (!empty_cluster) {
+      free_gpus_[n] = view_.nodes[n].free_gpus;
+      gpu_uses_[n] = view_.nodes[n].gpu_uses;
+    }
   }
   for (const Member& m : gang_.members) {
     if (!HoldsNode(m)) continue;
@@ -297,10 +330,15 @@ bool Greedy::TryPlace(Slot& slot) {
     return false;
   }
   for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
-  if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
+  if (!slot.shares.empty()) {
+    slot.slices = PlaceSlotShares(slot, *n).value_or(std::vector<GpuSlice>());
+    const GpuHolding held{.slices = slot.slices};
+    AccountHolding(gpu_uses_[*n], held, +1);
+    free_gpus_[*n] &= ~held.Gpus();
+  } else if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
     slot.gpus = pick->gpus;
     slot.link_shortfall =
-        view_.nodes[*n].gpu_layout->BestLink(static_cast<int>(slot.request[gpu_])) - pick->link;
+        view_.nodes[*n].gpu_layout->BestLink(static_cast<int>(WholeGpus(slot))) - pick->link;
     slot.gpus_stranded = pick->damage;
     free_gpus_[*n] &= ~pick->gpus;
   }
@@ -311,16 +349,50 @@ bool Greedy::TryPlace(Slot& slot) {
 
 // Only positive requests are compared, as kube-scheduler does.
 bool Greedy::Fits(const Slot& slot, size_t node) const {
-  if (!slot.admits[node]) return false;
+  if (!slot.admits[node] || !slot.gpu_request_ok) return false;
   for (size_t d = 0; d < dims_.size(); ++d) {
     if (slot.request[d] > 0 && slot.request[d] > free_[node][d]) return false;
+  }
+  if (!slot.shares.empty()) return PlaceSlotShares(slot, node).has_value();
+  // Whole GPUs go on GPUs nobody shares: where some are shared, count them.
+  const int64_t whole = WholeGpus(slot);
+  const NodeView& view = view_.nodes[node];
+  if (whole > 0 && !empty_cluster_ && view.gpu_cards != nullptr &&
+      std::ranges::any_of(gpu_uses_[node], [](const GpuCardUse& u) { return u.sharers > 0; })) {
+    return std::popcount(free_gpus_[node]) >= whole;
   }
   return true;
 }
 
+std::optional<std::vector<GpuSlice>> Greedy::PlaceSlotShares(const Slot& slot, size_t node) const {
+  const NodeView& view = view_.nodes[node];
+  if (slot.shares.empty() || view.gpu_cards == nullptr) return std::nullopt;
+  uint32_t usable = 0;
+  for (size_t g = 0; g < view.gpu_cards->size(); ++g) {
+    if ((*view.gpu_cards)[g].healthy) usable |= uint32_t{1} << g;
+  }
+  // The idle GPU whose loss strands the least goes first (the layout's
+  // choice of one GPU), as bind opens GPUs.
+  std::vector<int> idle_order;
+  if (view.gpu_layout != nullptr && !empty_cluster_) {
+    if (const std::optional<GpuPick> one = view.gpu_layout->Pick(free_gpus_[node], 1)) {
+      idle_order.push_back(std::countr_zero(one->gpus));
+    }
+  }
+  return PlaceShares(slot.shares, *view.gpu_cards, gpu_uses_[node], usable, idle_order);
+}
+
+int Greedy::GpuPreference(const Slot& slot, size_t node, const std::optional<GpuPick>& pick) const {
+  if (slot.shares.empty()) return pick ? pick->link : 0;
+  const std::optional<std::vector<GpuSlice>> slices = PlaceSlotShares(slot, node);
+  if (!slices) return 0;
+  return static_cast<int>(
+      std::lround(SharedFill(*slices, *view_.nodes[node].gpu_cards, gpu_uses_[node]) * 1000));
+}
+
 std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
   const GpuLayout* layout = view_.nodes[node].gpu_layout.get();
-  const int64_t k = slot.request[gpu_];
+  const int64_t k = WholeGpus(slot);
   if (layout == nullptr || k <= 0) return std::nullopt;
   const auto key = std::tuple(layout, free_gpus_[node], k);
   auto it = picks_.find(key);
@@ -338,8 +410,9 @@ std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
 // member.
 std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
   const auto rank = [&](size_t n) {
-    const GpuPick pick = PickGpus(slot, n).value_or(GpuPick{});
-    return std::tuple(-pick.link, used_[n] ? 0 : 1, pick.damage,
+    const std::optional<GpuPick> picked = PickGpus(slot, n);
+    const GpuPick pick = picked.value_or(GpuPick{});
+    return std::tuple(-GpuPreference(slot, n, picked), used_[n] ? 0 : 1, pick.damage,
                       free_[n][gpu_] - slot.request[gpu_], free_[n][cpu_] - slot.request[cpu_],
                       std::string_view(view_.nodes[n].name()));
   };
@@ -379,6 +452,23 @@ size_t Greedy::Blocker(const Slot& slot) const {
 
 std::string Greedy::Shortfall(std::string_view free_word) const {
   const int32_t missing = needed_ - placeable();
+  // Members whose shares of GPUs fit no GPU (the counts may well fit).
+  for (size_t i : short_) {
+    const Slot& slot = slots_[i];
+    if (slot.shares.empty()) continue;
+    const bool counts_fit = std::ranges::any_of(view_.nodes, [&](const NodeView& node) {
+      const size_t n = static_cast<size_t>(&node - view_.nodes.data());
+      if (!slot.admits[n]) return false;
+      for (size_t d = 0; d < dims_.size(); ++d) {
+        if (slot.request[d] > 0 && slot.request[d] > free_[n][d]) return false;
+      }
+      return true;
+    });
+    if (counts_fit) {
+      return std::to_string(missing) + " need " + DescribeShareAsk(slot.shares.front()) +
+             ", which no GPU " + (free_word == "free" ? "has free" : "can give") + " to share";
+    }
+  }
   std::map<size_t, int> votes;                     // blocking resource -> members it blocks
   std::vector<std::pair<size_t, size_t>> blocked;  // (slot, resource)
   for (size_t i : short_) {
@@ -441,7 +531,7 @@ GangPlan Greedy::Plan() const {
   for (const Slot& slot : slots_) {
     if (!slot.node) continue;
     plan.reserve.push_back(AssignmentOf(*slot.member, view_.nodes[*slot.node].name()));
-    plan.reserve.back().gpus = slot.gpus;
+    plan.reserve.back().gpus = GpuHolding{.whole = slot.gpus, .slices = slot.slices};
     plan.link_shortfall += slot.link_shortfall;
     plan.gpus_stranded += slot.gpus_stranded;
   }

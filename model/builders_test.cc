@@ -27,7 +27,7 @@ TEST(BuildersTest, Pod) {
   EXPECT_EQ(pod.meta.Key(), "team-a/w-0");
   EXPECT_EQ(pod.meta.uid, "u1");
   EXPECT_EQ(pod.spec.containers.at(0).resources.requests,
-            (Resources{{"cpu", 500}, {"memory", kGi}, {"nvidia.com/gpu", 4}}));
+            (Resources{{"cpu", 500}, {"memory", kGi}, {"nvidia.com/gpu", 4000}}));
   EXPECT_EQ(pod.GroupName(), "pg1");
   EXPECT_EQ(pod.meta.annotations.at(std::string(t::kPodQueueAnnotation)), "research");
   EXPECT_EQ(pod.spec.priority, 100);
@@ -53,7 +53,7 @@ TEST(BuildersTest, Node) {
                         .Taint("gpu", "true", "NoSchedule");
   EXPECT_TRUE(node.IsReady());
   EXPECT_EQ(node.allocatable,
-            (Resources{{"cpu", 32000}, {"memory", 256 * kGi}, {"nvidia.com/gpu", 8}}));
+            (Resources{{"cpu", 32000}, {"memory", 256 * kGi}, {"nvidia.com/gpu", 8000}}));
   EXPECT_EQ(node.capacity, node.allocatable);
   ASSERT_EQ(node.taints.size(), 1u);
   EXPECT_EQ(node.taints[0].effect, "NoSchedule");

@@ -1,8 +1,18 @@
 #include "model/pod.h"
 
+#include "model/gpu_share.h"
+
 namespace muster {
 
 Resources Pod::EffectiveRequest() const {
+  Resources request = ContainerRequest();
+  if (const int32_t fraction = GpuFractionOf(*this); fraction > 0) {
+    request.Set(kNvidiaGpu, request.milli_gpus() + fraction);
+  }
+  return request;
+}
+
+Resources Pod::ContainerRequest() const {
   Resources app;
   for (const Container& c : spec.containers) app += c.resources.requests;
 

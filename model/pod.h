@@ -120,9 +120,13 @@ struct Pod {
   PodSpec spec;
   PodStatus status;
 
-  // The pod's effective request, as kube-scheduler computes it:
-  // max(sum of containers (+ sidecar init containers), each init container
-  // on top of the sidecars started before it) + overhead.
+  // The pod's request as kube-scheduler computes it: max(sum of containers
+  // (+ sidecar init containers), each init container on top of the sidecars
+  // started before it) + overhead.
+  Resources ContainerRequest() const;
+  // What muster counts for the pod: ContainerRequest() plus the share of a
+  // GPU its muster.io/gpu-fraction asks, as nvidia.com/gpu thousandths
+  // (model/gpu_share.h): a pod cannot ask a fraction in its containers.
   Resources EffectiveRequest() const;
   // The PodGroup this pod belongs to ("" for none): the annotation, else label.
   std::string GroupName() const;

@@ -200,6 +200,22 @@ bool IsByteResource(std::string_view name) {
          resource.starts_with("hugepages-");
 }
 
+// A decimal number of thousandths, without trailing zeros: 500 -> "0.5",
+// 2250 -> "2.25", 8000 -> "8" (a valid quantity too; GPUs read better so
+// than "500m").
+std::string FormatDecimalMilli(int64_t milli) {
+  const bool negative = milli < 0;
+  const uint64_t magnitude =
+      negative ? 0 - static_cast<uint64_t>(milli) : static_cast<uint64_t>(milli);
+  std::string out = (negative ? "-" : "") + std::to_string(magnitude / 1000);
+  uint64_t fraction = magnitude % 1000;
+  if (fraction == 0) return out;
+  std::string digits = std::to_string(fraction);
+  digits.insert(0, 3 - digits.size(), '0');
+  while (digits.back() == '0') digits.pop_back();
+  return out + "." + digits;
+}
+
 }  // namespace
 
 std::string Quantity::ParseInto(std::string_view text, Quantity* out) {
@@ -267,6 +283,7 @@ StatusOr<int64_t> ParseResourceQuantity(std::string_view resource, std::string_v
 }
 
 std::string FormatResourceQuantity(std::string_view resource, int64_t value) {
+  if (BaseResource(resource) == "nvidia.com/gpu") return FormatDecimalMilli(value);
   if (IsMilliResource(resource)) return Quantity::FromMilli(value).ToString();
   if (!IsByteResource(resource) || value == 0) return std::to_string(value);
   static constexpr std::string_view kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
@@ -280,7 +297,10 @@ std::string FormatResourceQuantity(std::string_view resource, int64_t value) {
   return (value < 0 ? "-" : "") + std::to_string(magnitude) + std::string(kBinary[suffix]);
 }
 
-bool IsMilliResource(std::string_view resource) { return BaseResource(resource) == "cpu"; }
+bool IsMilliResource(std::string_view resource) {
+  const std::string_view base = BaseResource(resource);
+  return base == "cpu" || base == "nvidia.com/gpu";
+}
 
 bool IsIntegerResource(std::string_view resource) {
   return !IsMilliResource(resource) && !IsByteResource(resource);

@@ -65,17 +65,24 @@ inline std::ostream& operator<<(std::ostream& os, const Quantity& q) { return os
 
 // Resource-aware conversion of a quantity to muster's integer unit:
 //   "cpu"                      -> millicores (finer than 1m rounds up)
+//   "nvidia.com/gpu"           -> thousandths of a GPU ("0.5" -> 500): a pod
+//                                 never asks a fraction (the API refuses it),
+//                                 but a Volcano Job's task template, a queue
+//                                 or a PodGroup's minResources may, and GPU
+//                                 sharing counts shares of a GPU so
+//                                 (model/gpu_share.h)
 //   "memory", "ephemeral-storage", "storage", "hugepages-*" -> bytes (rounds up)
-//   every other resource (nvidia.com/gpu, pods, ...) must be a whole number:
-//     "0.5" for nvidia.com/gpu is InvalidArgument.
+//   every other resource (pods, rdma/hca, ...) must be a whole number:
+//     "0.5" for pods is InvalidArgument.
 // Negative quantities are InvalidArgument for every resource.
 StatusOr<int64_t> ParseResourceQuantity(std::string_view resource, std::string_view text);
 
-// Inverse of ParseResourceQuantity: "500m"/"2" for cpu, "2Gi"/"1500000" for
-// byte resources (largest exact binary suffix), plain integers otherwise.
+// Inverse of ParseResourceQuantity: "500m"/"2" for cpu, "0.5"/"8" for
+// nvidia.com/gpu (a decimal), "2Gi"/"1500000" for byte resources (largest
+// exact binary suffix), plain integers otherwise.
 std::string FormatResourceQuantity(std::string_view resource, int64_t value);
 
-// True for resources muster stores in millis (only "cpu").
+// True for resources muster stores in thousandths ("cpu", "nvidia.com/gpu").
 bool IsMilliResource(std::string_view resource);
 // True for resources whose quantities must be whole numbers.
 bool IsIntegerResource(std::string_view resource);

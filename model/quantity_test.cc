@@ -208,10 +208,15 @@ TEST(ParseResourceQuantityTest, ConvertsToMusterUnits) {
       {"storage", "500M", 500000000},
       {"hugepages-2Mi", "4Mi", 4194304},
       {"hugepages-1Gi", "0.5Ki", 512},
-      {"nvidia.com/gpu", "4", 4},
-      {"nvidia.com/gpu", "1e1", 10},
-      {"nvidia.com/gpu", "2000m", 2},
+      // GPUs in thousandths: a shared GPU is asked by the fraction.
+      {"nvidia.com/gpu", "4", 4000},
+      {"nvidia.com/gpu", "1e1", 10000},
+      {"nvidia.com/gpu", "2000m", 2000},
       {"nvidia.com/gpu", "0", 0},
+      {"nvidia.com/gpu", "0.5", 500},
+      {"nvidia.com/gpu", "0.25", 250},
+      {"nvidia.com/gpu", "500m", 500},
+      {"requests.nvidia.com/gpu", "1.5", 1500},
       {"pods", "110", 110},
       {"example.com/foo", "1k", 1000},
   };
@@ -230,8 +235,8 @@ TEST(ParseResourceQuantityTest, RejectsWithMessagesNamingTheResource) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"nvidia.com/gpu", "0.5", "quantity \"0.5\" of nvidia.com/gpu is not a whole number"},
-      {"nvidia.com/gpu", "500m", "quantity \"500m\" of nvidia.com/gpu is not a whole number"},
+      {"rdma/hca", "0.5", "quantity \"0.5\" of rdma/hca is not a whole number"},
+      {"rdma/hca", "500m", "quantity \"500m\" of rdma/hca is not a whole number"},
       {"pods", "1.5", "quantity \"1.5\" of pods is not a whole number"},
       {"cpu", "-1", "quantity \"-1\" of cpu is negative"},
       {"memory", "-1Gi", "quantity \"-1Gi\" of memory is negative"},
@@ -280,6 +285,9 @@ TEST(FormatResourceQuantityTest, RoundTripsThroughParse) {
       {"hugepages-2Mi", "4Mi", "4Mi"},
       {"nvidia.com/gpu", "8", "8"},
       {"nvidia.com/gpu", "1k", "1000"},
+      {"nvidia.com/gpu", "0.5", "0.5"},
+      {"nvidia.com/gpu", "250m", "0.25"},
+      {"nvidia.com/gpu", "2.125", "2.125"},
       {"pods", "110", "110"},
   };
   for (const Case& c : cases) {
@@ -307,7 +315,9 @@ TEST(FormatResourceQuantityTest, FormatsNegativeAndExtremeAmounts) {
       {"memory", kInt64Min, "-8Ei"},
       {"memory", kInt64Max, "9223372036854775807"},
       {"cpu", kInt64Max, "9223372036854775807m"},
-      {"nvidia.com/gpu", -1, "-1"},
+      {"nvidia.com/gpu", -1000, "-1"},
+      {"nvidia.com/gpu", -1500, "-1.5"},
+      {"nvidia.com/gpu", 5, "0.005"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.resource + " " + std::to_string(c.value));
@@ -327,7 +337,8 @@ TEST(ResourceKindTest, ClassifiesResources) {
       {"ephemeral-storage", false, false},
       {"storage", false, false},
       {"hugepages-2Mi", false, false},
-      {"nvidia.com/gpu", false, true},
+      {"nvidia.com/gpu", true, false},
+      {"limits.nvidia.com/gpu", true, false},
       {"pods", false, true},
       {"example.com/fpga", false, true},
   };

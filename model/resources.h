@@ -1,6 +1,7 @@
 // Resources: a bundle of named resource amounts in muster's integer units
-// (cpu in millicores, memory in bytes, extended resources such as
-// nvidia.com/gpu in whole units). See model/quantity.h for the units.
+// (cpu in millicores, nvidia.com/gpu in thousandths of a GPU, memory in
+// bytes, other extended resources in whole units). See model/quantity.h for
+// the units.
 //
 // A name that is absent reads as 0, but presence is kept: Queue capability
 // treats an absent dimension as unlimited (Has()), which 0 could not say.
@@ -26,6 +27,8 @@ inline constexpr std::string_view kMemory = "memory";
 inline constexpr std::string_view kPods = "pods";
 inline constexpr std::string_view kEphemeralStorage = "ephemeral-storage";
 inline constexpr std::string_view kNvidiaGpu = "nvidia.com/gpu";
+// nvidia.com/gpu is held in thousandths: one GPU is 1000.
+inline constexpr int64_t kMilliPerGpu = 1000;
 
 class Resources {
  public:
@@ -48,7 +51,11 @@ class Resources {
 
   int64_t milli_cpu() const { return Get(kCpu); }
   int64_t memory() const { return Get(kMemory); }
-  int64_t gpus() const { return Get(kNvidiaGpu); }
+  // nvidia.com/gpu in thousandths of a GPU, muster's unit (a shared GPU is
+  // asked by the fraction, model/gpu_share.h).
+  int64_t milli_gpus() const { return Get(kNvidiaGpu); }
+  // Whole GPUs: milli_gpus() / 1000, a fraction rounded down.
+  int64_t gpus() const { return Get(kNvidiaGpu) / kMilliPerGpu; }
 
   const std::vector<Entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }

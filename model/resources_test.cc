@@ -19,11 +19,12 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(ResourcesTest, KeepsEntriesSortedAndDistinguishesAbsentFromZero) {
-  Resources r{{"nvidia.com/gpu", 8}, {"cpu", 500}, {"memory", 0}};
+  Resources r{{"nvidia.com/gpu", 8500}, {"cpu", 500}, {"memory", 0}};
   EXPECT_THAT(r.entries(), ElementsAre(Resources::Entry{"cpu", 500}, Resources::Entry{"memory", 0},
-                                       Resources::Entry{"nvidia.com/gpu", 8}));
+                                       Resources::Entry{"nvidia.com/gpu", 8500}));
   EXPECT_EQ(r.milli_cpu(), 500);
-  EXPECT_EQ(r.gpus(), 8);
+  EXPECT_EQ(r.milli_gpus(), 8500);
+  EXPECT_EQ(r.gpus(), 8) << "whole GPUs: a fraction rounds down";
   EXPECT_TRUE(r.Has("memory"));
   EXPECT_EQ(r.memory(), 0);
   EXPECT_FALSE(r.Has("pods"));
@@ -34,7 +35,7 @@ TEST(ResourcesTest, KeepsEntriesSortedAndDistinguishesAbsentFromZero) {
   r.Erase("memory");
   r.Erase("not-there");
   EXPECT_THAT(r.entries(),
-              ElementsAre(Resources::Entry{"cpu", 750}, Resources::Entry{"nvidia.com/gpu", 8},
+              ElementsAre(Resources::Entry{"cpu", 750}, Resources::Entry{"nvidia.com/gpu", 8500},
                           Resources::Entry{"pods", 10}));
 }
 
@@ -184,11 +185,17 @@ TEST(ResourcesTest, FromQuantities) {
   StatusOr<Resources> r = Resources::FromQuantities(
       {{"cpu", "500m"}, {"memory", "2Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}});
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(*r,
-            (Resources{{"cpu", 500}, {"memory", 2 * kGi}, {"nvidia.com/gpu", 8}, {"pods", 110}}));
+  EXPECT_EQ(
+      *r, (Resources{{"cpu", 500}, {"memory", 2 * kGi}, {"nvidia.com/gpu", 8000}, {"pods", 110}}));
   EXPECT_EQ(r->ToQuantities(),
             (std::map<std::string, std::string>{
                 {"cpu", "500m"}, {"memory", "2Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}}));
+  // A share of a GPU (a Volcano Job's template, a queue's capability) reads
+  // and writes back as the decimal the user wrote.
+  StatusOr<Resources> half = Resources::FromQuantities({{"nvidia.com/gpu", "0.5"}});
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ(half->milli_gpus(), 500);
+  EXPECT_EQ(half->ToQuantities().at("nvidia.com/gpu"), "0.5");
 }
 
 TEST(ResourcesTest, FromQuantitiesErrorsNameTheResource) {
@@ -198,9 +205,9 @@ TEST(ResourcesTest, FromQuantitiesErrorsNameTheResource) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"fractional gpu",
-       {{"cpu", "1"}, {"nvidia.com/gpu", "0.5"}},
-       "quantity \"0.5\" of nvidia.com/gpu is not a whole number"},
+      {"fractional pods",
+       {{"cpu", "1"}, {"pods", "0.5"}},
+       "quantity \"0.5\" of pods is not a whole number"},
       {"malformed memory",
        {{"cpu", "1"}, {"memory", "2 Gi"}},
        "quantity \"2 Gi\" of memory is invalid: it must not contain spaces"},
@@ -227,8 +234,9 @@ TEST(ResourcesTest, ToString) {
   const std::vector<Case> cases = {
       {"empty", {}, "none"},
       {"typical",
-       {{"nvidia.com/gpu", 8}, {"memory", 2 * kGi}, {"cpu", 500}},
+       {{"nvidia.com/gpu", 8000}, {"memory", 2 * kGi}, {"cpu", 500}},
        "cpu=500m, memory=2Gi, nvidia.com/gpu=8"},
+      {"a share of a GPU", {{"nvidia.com/gpu", 500}}, "nvidia.com/gpu=0.5"},
       {"whole cpus and odd bytes", {{"cpu", 2000}, {"memory", 1500000}}, "cpu=2, memory=1500000"},
       {"negative", {{"cpu", -250}}, "cpu=-250m"},
   };

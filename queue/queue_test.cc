@@ -14,7 +14,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-Resources Gpu(int64_t n) { return Resources{{std::string(kNvidiaGpu), n}}; }
+Resources Gpu(int64_t n) { return Resources{{std::string(kNvidiaGpu), n * kMilliPerGpu}}; }
 
 // A queue wanting `pending` GPUs more than it holds.
 struct QueueBuilder {
@@ -136,27 +136,27 @@ TEST(ComputeSharesTest, DeservedTable) {
 }
 
 TEST(ComputeSharesTest, EachResourceIsFilledOnItsOwn) {
-  const Resources total{{"cpu", 90'000}, {std::string(kNvidiaGpu), 30}, {"pods", 330}};
+  const Resources total{{"cpu", 90'000}, {std::string(kNvidiaGpu), 30000}, {"pods", 330}};
   const Shares shares = ComputeShares(
       {QueueBuilder("cpu-team", 2).Wants({{"cpu", 500'000}}),
-       QueueBuilder("gpu-team", 1).Wants({{"cpu", 10'000}, {std::string(kNvidiaGpu), 100}})},
+       QueueBuilder("gpu-team", 1).Wants({{"cpu", 10'000}, {std::string(kNvidiaGpu), 100000}})},
       total);
   // gpu-team wants little cpu: cpu-team gets the rest; all GPUs go to the
   // only queue that wants any. Pods slots are not shared out.
   EXPECT_EQ(shares.queues.at("cpu-team").deserved,
             (Resources{{"cpu", 80'000}, {"nvidia.com/gpu", 0}}));
   EXPECT_EQ(shares.queues.at("gpu-team").deserved,
-            (Resources{{"cpu", 10'000}, {std::string(kNvidiaGpu), 30}}));
+            (Resources{{"cpu", 10'000}, {std::string(kNvidiaGpu), 30000}}));
   EXPECT_FALSE(shares.total.Has(kPods));
 }
 
 TEST(ComputeSharesTest, ShareIsAllocatedOverDeservedOnTheDominantResource) {
-  const Resources total{{"cpu", 100'000}, {std::string(kNvidiaGpu), 40}};
+  const Resources total{{"cpu", 100'000}, {std::string(kNvidiaGpu), 40000}};
   const Shares shares = ComputeShares(
       {QueueBuilder("a", 1)
-           .Holds({{"cpu", 10'000}, {std::string(kNvidiaGpu), 30}})
-           .Wants({{"cpu", 100'000}, {std::string(kNvidiaGpu), 100}}),
-       QueueBuilder("b", 1).Wants({{"cpu", 100'000}, {std::string(kNvidiaGpu), 100}})},
+           .Holds({{"cpu", 10'000}, {std::string(kNvidiaGpu), 30000}})
+           .Wants({{"cpu", 100'000}, {std::string(kNvidiaGpu), 100000}}),
+       QueueBuilder("b", 1).Wants({{"cpu", 100'000}, {std::string(kNvidiaGpu), 100000}})},
       total);
   const QueueShare& a = shares.queues.at("a");
   EXPECT_DOUBLE_EQ(a.share, 30.0 / 20.0);

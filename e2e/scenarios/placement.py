@@ -125,7 +125,8 @@ def cache_check(state, pods):
     want = gpus_by_node(pods)
     bad = []
     for node in state["nodes"]:
-        got = int(node["allocated"].get(GPU, 0))
+        # /debug/state counts nvidia.com/gpu in muster's unit, thousandths.
+        got = node["allocated"].get(GPU, 0) / 1000
         if got != want.get(node["name"], 0):
             bad.append(f"{node['name']}: cache {got}, API {want.get(node['name'], 0)}")
     ok = not bad and state["reservations"] == 0

@@ -62,8 +62,8 @@ class CacheCheckTest(unittest.TestCase):
         pods = {"items": [pod("p", 4, "a"), pod("q", 2, "a"), pod("r", 8, "b", phase="Failed")]}
         state = lambda a, b, reservations=0: {  # noqa: E731
             "reservations": reservations,
-            "nodes": [{"name": "a", "allocated": {"nvidia.com/gpu": a}},
-                      {"name": "b", "allocated": {"nvidia.com/gpu": b} if b else {}}]}
+            "nodes": [{"name": "a", "allocated": {"nvidia.com/gpu": a * 1000}},
+                      {"name": "b", "allocated": {"nvidia.com/gpu": b * 1000} if b else {}}]}
         for name, st, ok in [("agrees", state(6, 0), True), ("cache counts a finished pod", state(6, 8), False),
                              ("cache misses a pod", state(4, 0), False),
                              ("reservation left over", state(6, 0, reservations=1), False)]:

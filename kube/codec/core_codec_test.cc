@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kube/codec/codec_test_util.h"
+#include "model/gpu_share.h"
 #include "model/quantity.h"
 
 namespace muster::kube {
@@ -60,9 +61,9 @@ TEST(CoreCodecTest, DecodesFullPodSpec) {
   ASSERT_EQ(s.containers.size(), 2u);
   EXPECT_EQ(s.containers[0].image, "registry.example.com/ml/tf-dist-mnist:2.15.0-gpu");
   EXPECT_EQ(s.containers[0].resources.requests,
-            (Resources{{"cpu", 7500}, {"memory", Bytes("48Gi")}, {"nvidia.com/gpu", 4}}));
+            (Resources{{"cpu", 7500}, {"memory", Bytes("48Gi")}, {"nvidia.com/gpu", 4000}}));
   EXPECT_EQ(s.containers[0].resources.limits,
-            (Resources{{"memory", Bytes("48Gi")}, {"nvidia.com/gpu", 4}}));
+            (Resources{{"memory", Bytes("48Gi")}, {"nvidia.com/gpu", 4000}}));
   EXPECT_EQ(s.overhead, (Resources{{"cpu", 250}, {"memory", Bytes("120Mi")}}));
   EXPECT_EQ(s.node_name, "gpu-node-03");
   EXPECT_EQ(s.scheduler_name, "volcano");
@@ -252,8 +253,9 @@ TEST(CoreCodecTest, EncodesPodInKubernetesStyle) {
   pod.meta.namespace_ = "team-a";
   pod.meta.annotations = {{"scheduling.k8s.io/group-name", "pg1"}};
   Container c{"main", "img:1", {}, ""};
-  c.resources.requests = Resources{{"cpu", 1500}, {"memory", Bytes("2Gi")}, {"nvidia.com/gpu", 2}};
-  c.resources.limits = Resources{{"nvidia.com/gpu", 2}};
+  c.resources.requests =
+      Resources{{"cpu", 1500}, {"memory", Bytes("2Gi")}, {"nvidia.com/gpu", 2000}};
+  c.resources.limits = Resources{{"nvidia.com/gpu", 2000}};
   pod.spec.containers = {c};
   pod.spec.init_containers = {Container{"proxy", "envoy:1", {}, "Always"}};
   pod.spec.priority = 0;
@@ -449,12 +451,12 @@ TEST(CoreCodecTest, ErrorsNameTheJsonPath) {
   StatusOfDecode decode_pod = StatusOf(DecodePod);
   StatusOfDecode decode_node = StatusOf(DecodeNode);
   ExpectErrors({
-      {"half a GPU", decode_pod,
-       WithValueAt(pod, "/spec/containers/0/resources/requests/nvidia.com~1gpu", R"("0.5")"),
+      {"a GPU count that is no quantity", decode_pod,
+       WithValueAt(pod, "/spec/containers/0/resources/requests/nvidia.com~1gpu", R"("half")"),
        R"(decode Pod: spec.containers[0].resources.requests["nvidia.com/gpu"]: )"},
-      {"GPU limit as a fraction number", decode_pod,
-       WithValueAt(pod, "/spec/containers/0/resources/limits/nvidia.com~1gpu", "0.5"),
-       R"(decode Pod: spec.containers[0].resources.limits["nvidia.com/gpu"]: )"},
+      {"an extended resource limit as a fraction number", decode_pod,
+       WithValueAt(pod, "/spec/containers/0/resources/limits/example.com~1fpga", "0.5"),
+       R"(decode Pod: spec.containers[0].resources.limits["example.com/fpga"]: )"},
       {"bad cpu in a sidecar", decode_pod,
        WithValueAt(pod, "/spec/initContainers/1/resources/requests/cpu", R"("250x")"),
        "decode Pod: spec.initContainers[1].resources.requests.cpu: "},
@@ -537,12 +539,15 @@ TEST(CoreCodecTest, ErrorsNameTheJsonPath) {
   });
 }
 
-TEST(CoreCodecTest, HalfGpuErrorSaysWhy) {
-  Status status =
+// GPUs are decoded in thousandths: half a GPU reads (a Volcano Job's template
+// may ask it), and the pod's GPU demand then says why a pod cannot.
+TEST(CoreCodecTest, HalfAGpuDecodesInThousandths) {
+  StatusOr<Pod> pod =
       DecodePod(WithValueAt(ReadTestdata("pod_full.json"),
-                            "/spec/containers/0/resources/requests/nvidia.com~1gpu", R"("0.5")"))
-          .status();
-  EXPECT_THAT(status.message(), HasSubstr("0.5"));
+                            "/spec/containers/0/resources/requests/nvidia.com~1gpu", R"("0.5")"));
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->spec.containers[0].resources.requests.milli_gpus(), 500);
+  EXPECT_THAT(GpuDemandOf(*pod).status().message(), HasSubstr("muster.io/gpu-fraction"));
 }
 
 TEST(CoreCodecTest, NullFieldsReadAsUnset) {

@@ -118,8 +118,9 @@ Pod TrainPod() {
   pod.meta.labels = {{"app", "train"}};
   pod.meta.annotations = {{"scheduling.k8s.io/group-name", "train"}};
   Container main{.name = "main", .image = "trainer:1"};
-  main.resources.limits = Resources{{"nvidia.com/gpu", 8}};
-  main.resources.requests = Resources{{"cpu", 32000}, {"memory", 256 * kGi}, {"nvidia.com/gpu", 8}};
+  main.resources.limits = Resources{{"nvidia.com/gpu", 8000}};
+  main.resources.requests =
+      Resources{{"cpu", 32000}, {"memory", 256 * kGi}, {"nvidia.com/gpu", 8000}};
   pod.spec.containers = {main};
   pod.spec.restart_policy = "Never";
   pod.spec.scheduler_name = "volcano";
@@ -148,8 +149,9 @@ Pod InferPod() {
   pod.meta.uid = "6a1d2f00-2222-4b7e-8c11-bbbbbbbbbbbb";
   pod.meta.creation_timestamp = T("2025-05-01T11:30:00Z");
   Container server{.name = "server", .image = "infer:2"};
-  server.resources.limits = Resources{{"nvidia.com/gpu", 1}};
-  server.resources.requests = Resources{{"cpu", 500}, {"memory", 2 * kGi}, {"nvidia.com/gpu", 1}};
+  server.resources.limits = Resources{{"nvidia.com/gpu", 1000}};
+  server.resources.requests =
+      Resources{{"cpu", 500}, {"memory", 2 * kGi}, {"nvidia.com/gpu", 1000}};
   pod.spec.containers = {server};
   pod.spec.scheduler_name = "volcano";
   pod.status.phase = "Pending";
@@ -163,8 +165,8 @@ Pod VictimPod(const std::string& name, const std::string& uid, std::string_view 
   pod.meta.uid = uid;
   pod.meta.creation_timestamp = T(created);
   Container work{.name = "work", .image = "batch:3"};
-  work.resources.requests = Resources{{"cpu", 8000}, {"nvidia.com/gpu", 4}};
-  work.resources.limits = Resources{{"nvidia.com/gpu", 4}};
+  work.resources.requests = Resources{{"cpu", 8000}, {"nvidia.com/gpu", 4000}};
+  work.resources.limits = Resources{{"nvidia.com/gpu", 4000}};
   pod.spec.containers = {work};
   pod.spec.node_name = "gpu-a1";
   pod.spec.scheduler_name = "volcano";
@@ -193,8 +195,9 @@ Pod EvalPod() {
                                 .controller = true,
                                 .block_owner_deletion = true}};
   Container eval{.name = "eval", .image = "eval:5"};
-  eval.resources.limits = Resources{{"memory", 16 * kGi}, {"nvidia.com/gpu", 1}};
-  eval.resources.requests = Resources{{"cpu", 4000}, {"memory", 16 * kGi}, {"nvidia.com/gpu", 1}};
+  eval.resources.limits = Resources{{"memory", 16 * kGi}, {"nvidia.com/gpu", 1000}};
+  eval.resources.requests =
+      Resources{{"cpu", 4000}, {"memory", 16 * kGi}, {"nvidia.com/gpu", 1000}};
   pod.spec.containers = {eval};
   pod.spec.restart_policy = "OnFailure";
   pod.spec.scheduler_name = "volcano";
@@ -230,10 +233,10 @@ Node GpuA1() {
                       {"topology.kubernetes.io/zone", "zone-a"}};
   node.meta.annotations = {{"node.alpha.kubernetes.io/ttl", "0"}};
   node.provider_id = "kind://docker/kind/gpu-a1";
-  node.capacity =
-      Resources{{"cpu", 64000}, {"memory", 1056462216 * kKi}, {"nvidia.com/gpu", 8}, {"pods", 110}};
-  node.allocatable =
-      Resources{{"cpu", 63500}, {"memory", 1040000000 * kKi}, {"nvidia.com/gpu", 8}, {"pods", 110}};
+  node.capacity = Resources{
+      {"cpu", 64000}, {"memory", 1056462216 * kKi}, {"nvidia.com/gpu", 8000}, {"pods", 110}};
+  node.allocatable = Resources{
+      {"cpu", 63500}, {"memory", 1040000000 * kKi}, {"nvidia.com/gpu", 8000}, {"pods", 110}};
   node.conditions = {{.type = "Ready",
                       .status = "True",
                       .reason = "KubeletReady",
@@ -255,8 +258,8 @@ Node GpuB1() {
   node.unschedulable = true;
   node.taints = {{"node.kubernetes.io/unschedulable", "", "NoSchedule", T("2025-05-01T09:00:00Z")},
                  {"nvidia.com/gpu", "present", "NoSchedule", Time()}};
-  node.capacity =
-      Resources{{"cpu", 32000}, {"memory", 263856512 * kKi}, {"nvidia.com/gpu", 4}, {"pods", 110}};
+  node.capacity = Resources{
+      {"cpu", 32000}, {"memory", 263856512 * kKi}, {"nvidia.com/gpu", 4000}, {"pods", 110}};
   node.allocatable = node.capacity;
   node.conditions = {{.type = "Ready",
                       .status = "False",
@@ -587,7 +590,7 @@ TEST(ExtenderTypesTest, ErrorsNameThePath) {
       {"a node item is not an object", args, R"({"Nodes":{"items":[{},7]}})",
        "decode ExtenderArgs: Nodes.items[1]: expected an object, got a number"},
       {"a bad quantity inside a node", args,
-       R"({"Nodes":{"items":[{"status":{"allocatable":{"nvidia.com/gpu":"0.5"}}}]}})",
+       R"({"Nodes":{"items":[{"status":{"allocatable":{"nvidia.com/gpu":"0.5x"}}}]}})",
        "decode ExtenderArgs: Nodes.items[0].status.allocatable[\"nvidia.com/gpu\"]: "},
       {"NodeNames holds a number", args, R"({"NodeNames":["a",3]})",
        "decode ExtenderArgs: NodeNames[1]: expected a string, got a number"},

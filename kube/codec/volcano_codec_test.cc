@@ -82,7 +82,7 @@ TEST(VolcanoCodecTest, EncodesPodGroup) {
   pg.spec.min_member = 4;
   pg.spec.min_task_member = {{"worker", 4}};
   pg.spec.queue = "research";
-  pg.spec.min_resources = Resources{{"cpu", 4000}, {"nvidia.com/gpu", 8}};
+  pg.spec.min_resources = Resources{{"cpu", 4000}, {"nvidia.com/gpu", 8000}};
   pg.spec.network_topology = NetworkTopologySpec{"soft", std::nullopt, "rack"};
   EXPECT_EQ(
       EncodePodGroup(pg),
@@ -102,11 +102,11 @@ TEST(VolcanoCodecTest, DecodesQueue) {
   const QueueSpec& s = q->spec;
   EXPECT_EQ(s.weight, 4);
   EXPECT_EQ(s.capability,
-            (Resources{{"cpu", 256000}, {"memory", Bytes("2Ti")}, {"nvidia.com/gpu", 32}}));
+            (Resources{{"cpu", 256000}, {"memory", Bytes("2Ti")}, {"nvidia.com/gpu", 32000}}));
   EXPECT_EQ(s.deserved,
-            (Resources{{"cpu", 128000}, {"memory", Bytes("1Ti")}, {"nvidia.com/gpu", 16}}));
+            (Resources{{"cpu", 128000}, {"memory", Bytes("1Ti")}, {"nvidia.com/gpu", 16000}}));
   EXPECT_EQ(s.guarantee,
-            (Resources{{"cpu", 32000}, {"memory", Bytes("256Gi")}, {"nvidia.com/gpu", 4}}));
+            (Resources{{"cpu", 32000}, {"memory", Bytes("256Gi")}, {"nvidia.com/gpu", 4000}}));
   EXPECT_EQ(s.reclaimable, true);
   EXPECT_EQ(s.parent, "root");
   EXPECT_EQ(s.priority, 10);
@@ -154,7 +154,7 @@ TEST(VolcanoCodecTest, EncodesQueue) {
   Queue q;
   q.meta.name = "research";
   q.spec.weight = 2;
-  q.spec.capability = Resources{{"nvidia.com/gpu", 16}};
+  q.spec.capability = Resources{{"nvidia.com/gpu", 16000}};
   q.spec.guarantee = Resources{{"cpu", 8000}};
   q.spec.reclaimable = false;
   q.spec.parent = "root";
@@ -496,8 +496,8 @@ TEST(VolcanoCodecTest, ErrorsNameTheJsonPath) {
       {"minTaskMember as a string", decode_pg,
        WithValueAt(pg, "/spec/minTaskMember/worker", R"("2")"),
        "decode PodGroup: spec.minTaskMember.worker: expected an integer, got a string"},
-      {"half a GPU in minResources", decode_pg,
-       WithValueAt(pg, "/spec/minResources/requests.nvidia.com~1gpu", R"("0.5")"),
+      {"a GPU count that is no quantity in minResources", decode_pg,
+       WithValueAt(pg, "/spec/minResources/requests.nvidia.com~1gpu", R"("half")"),
        R"(decode PodGroup: spec.minResources["requests.nvidia.com/gpu"]: )"},
       {"fractional highestTierAllowed", decode_pg,
        WithValueAt(pg, "/spec/networkTopology/highestTierAllowed", "1.5"),
@@ -520,10 +520,10 @@ TEST(VolcanoCodecTest, ErrorsNameTheJsonPath) {
       {"negative allocated memory", decode_queue,
        WithValueAt(queue, "/status/allocated/memory", R"("-1Gi")"),
        "decode Queue: status.allocated.memory: "},
-      {"half a GPU in a task template", decode_job,
+      {"a GPU count that is no quantity in a task template", decode_job,
        WithValueAt(job,
                    "/spec/tasks/1/template/spec/containers/0/resources/requests/nvidia.com~1gpu",
-                   R"("0.5")"),
+                   R"("lots")"),
        "decode Job: spec.tasks[1].template.spec.containers[0].resources."
        R"(requests["nvidia.com/gpu"]: )"},
       {"replicas beyond int32", decode_job,

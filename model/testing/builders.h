@@ -69,9 +69,14 @@ class PodBuilder {
   // Requests of the first container (quantity strings / whole GPUs).
   PodBuilder& Cpu(std::string_view q) { return Request(kCpu, q); }
   PodBuilder& Memory(std::string_view q) { return Request(kMemory, q); }
-  PodBuilder& Gpu(int64_t n) { return RequestAmount(kNvidiaGpu, n); }
+  PodBuilder& Gpu(int64_t n) { return RequestAmount(kNvidiaGpu, n * kMilliPerGpu); }
   PodBuilder& Request(std::string_view resource, std::string_view q) {
     return RequestAmount(resource, Amount(resource, q));
+  }
+  // A limit of the first container (extended resources are asked in limits).
+  PodBuilder& Limit(std::string_view resource, std::string_view q) {
+    pod_.spec.containers.front().resources.limits.Set(resource, Amount(resource, q));
+    return *this;
   }
   PodBuilder& RequestAmount(std::string_view resource, int64_t amount) {
     pod_.spec.containers.front().resources.requests.Set(resource, amount);
@@ -159,7 +164,7 @@ class NodeBuilder {
   // Capacity and allocatable alike (quantity strings / whole GPUs).
   NodeBuilder& Cpu(std::string_view q) { return Allocatable(kCpu, q); }
   NodeBuilder& Memory(std::string_view q) { return Allocatable(kMemory, q); }
-  NodeBuilder& Gpu(int64_t n) { return AllocatableAmount(kNvidiaGpu, n); }
+  NodeBuilder& Gpu(int64_t n) { return AllocatableAmount(kNvidiaGpu, n * kMilliPerGpu); }
   NodeBuilder& Pods(int64_t n) { return AllocatableAmount(kPods, n); }
   NodeBuilder& Allocatable(std::string_view resource, std::string_view q) {
     return AllocatableAmount(resource, Amount(resource, q));
