@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/client/informer.h"
+
 namespace muster::extender {
 namespace {
 
@@ -39,14 +41,14 @@ std::vector<std::string_view> WithOther(const Set& set) {
 
 }  // namespace
 
-const std::array<std::string_view, 21>& ReasonCodes() {
-  static constexpr std::array<std::string_view, 21> kCodes = {
+const std::array<std::string_view, 22>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 22> kCodes = {
       kReasonFits,         kReasonInsufficient,   kReasonExceedsNode,       kReasonNodeUnknown,
       kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,          kReasonBound,
       kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,        kReasonPodMismatch,
       kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept,       kReasonNoVictims,
       kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang,
-      kReasonConformance};
+      kReasonConformance,  kReasonPodGroupInvalid};
   return kCodes;
 }
 
@@ -134,6 +136,19 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                     .Register(*registry_);
   gpu_nodes_ = {&usage.Add({{"usage", "idle"}}), &usage.Add({{"usage", "partial"}}),
                 &usage.Add({{"usage", "full"}})};
+  auto& undecodable = prometheus::BuildGauge()
+                          .Name("muster_extender_undecodable_objects")
+                          .Help(
+                              "Watched objects whose current version muster cannot decode, by "
+                              "kind and where the first bad field is (PodGroups and Queues are "
+                              "answered on the object; see /debug/state \"undecodable\").")
+                          .Register(*registry_);
+  for (std::string_view kind : WithOther(kUndecodableKinds)) {
+    for (std::string_view reason : WithOther(kube::kUndecodableReasons)) {
+      undecodable_[{kind, reason}] =
+          &undecodable.Add({{"kind", Str(kind)}, {"reason", Str(reason)}});
+    }
+  }
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -177,6 +192,12 @@ void ExtenderMetrics::SetGpuUsage(const GpuUsage& usage) {
   gpu_nodes_[0]->Set(static_cast<double>(usage.idle_nodes));
   gpu_nodes_[1]->Set(static_cast<double>(usage.partial_nodes));
   gpu_nodes_[2]->Set(static_cast<double>(usage.full_nodes));
+}
+
+void ExtenderMetrics::SetUndecodable(std::string_view kind, std::string_view reason,
+                                     int64_t count) {
+  undecodable_.at({Bounded(kUndecodableKinds, kind), Bounded(kube::kUndecodableReasons, reason)})
+      ->Set(static_cast<double>(count));
 }
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {

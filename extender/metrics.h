@@ -17,10 +17,16 @@
 //                                                          partner on their node's best link
 //   muster_gpu_nodes{usage}                              gauge: nodes with GPUs, "idle",
 //                                                          "partial" or "full"
+//   muster_extender_undecodable_objects{kind,reason}     gauge: watched objects whose
+//                                                          current version does not decode,
+//                                                          by kind and where the first bad
+//                                                          field is (bad_spec, bad_status,
+//                                                          bad_metadata, bad_object)
 //
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
-// kCacheKinds. A value outside its set is recorded as "other", so a bug can
+// kCacheKinds (kUndecodableKinds for undecodable objects, whose reason is
+// kube::kUndecodableReasons). A value outside its set is recorded as "other", so a bug can
 // never grow the series count without bound. Every series of the fixed sets
 // exists from the start (at zero), so rate() works from the first scrape.
 //
@@ -51,6 +57,9 @@ inline constexpr std::array<std::string_view, 4> kVerbs = {"filter", "prioritize
                                                            "preempt"};
 inline constexpr std::array<std::string_view, 5> kCacheKinds = {"nodes", "pods", "assumed",
                                                                 "podgroups", "queues"};
+// The watched kinds whose undecodable objects are counted.
+inline constexpr std::array<std::string_view, 4> kUndecodableKinds = {"nodes", "pods", "podgroups",
+                                                                      "queues"};
 // topology::LinkClassName values, "single" (one GPU) and "unchosen".
 inline constexpr std::array<std::string_view, 7> kGpuSetLinks = {
     "nvlink", "pcie-switch", "pcie-host", "numa", "sys", "single", "unchosen"};
@@ -76,6 +85,7 @@ class ExtenderMetrics {
   void CountGpuSet(std::string_view link);
   void SetGpuTopologyNodes(std::string_view source, int64_t count);
   void SetGpuUsage(const GpuUsage& usage);
+  void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
 
   // Where other parts of the extender (the gang controller) register their
   // metrics, so /metrics serves them too.
@@ -110,9 +120,10 @@ class ExtenderMetrics {
   prometheus::Gauge* gpus_free_ = nullptr;
   prometheus::Gauge* gpus_stranded_ = nullptr;
   std::array<prometheus::Gauge*, 3> gpu_nodes_{};  // idle, partial, full
+  std::map<Key, prometheus::Gauge*> undecodable_;
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
-const std::array<std::string_view, 21>& ReasonCodes();
+const std::array<std::string_view, 22>& ReasonCodes();
 
 }  // namespace muster::extender
