@@ -319,6 +319,20 @@ std::string BrokenQueueMessage(const BrokenObject& queue) {
          " (fix the Queue; nothing new is admitted to it meanwhile)";
 }
 
+// A queue that exists but does not decode is not "missing": the gangs it
+// holds (QueueNotFound) are told what is wrong with it.
+void NameBrokenQueues(const std::map<std::string, BrokenObject, std::less<>>& broken,
+                      QueueStep& queues) {
+  for (gang::Wait& w : queues.held) {
+    if (w.reason != kWaitQueueNotFound) continue;
+    const auto name = queues.queue_of.find(w.key);
+    if (name == queues.queue_of.end()) continue;
+    if (const auto b = broken.find(name->second); b != broken.end()) {
+      w.message = BrokenQueueMessage(b->second);
+    }
+  }
+}
+
 // The condition an undecodable PodGroup gets; its transition time kept
 // from an Unschedulable condition it has already.
 Condition BrokenCondition(const BrokenObject& group, Time now) {
@@ -732,15 +746,7 @@ void GangController::RunPass() {
         BuildGangInputs(state, memory_->reserved_since, memory_->preempting, memory_->evicted, now);
   });
   QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
-  // A queue that exists but does not decode is not "missing": say what is wrong with it.
-  for (gang::Wait& w : queues.held) {
-    if (w.reason != kWaitQueueNotFound) continue;
-    const auto name = queues.queue_of.find(w.key);
-    if (name == queues.queue_of.end()) continue;
-    if (const auto b = inputs.broken_queues.find(name->second); b != inputs.broken_queues.end()) {
-      w.message = BrokenQueueMessage(b->second);
-    }
-  }
+  NameBrokenQueues(inputs.broken_queues, queues);
   ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);
   for (gang::Wait& w :
        ApplyNetworkTiers(options_.network_tiers, inputs.view, inputs.groups, inputs.gangs)) {

@@ -192,7 +192,9 @@ struct InformerHandlers {
   // if any (Get), so on_update/on_delete still pair with it later.
   std::function<void(const UndecodableObject& obj)> on_undecodable;
   // The record is dropped: the object was deleted, or a later version
-  // decodes (on_add/on_update follows). `last` is the record dropped.
+  // decodes. Called after that event's on_add/on_update/on_delete, so the
+  // object is never seen neither decoded nor undecodable. `last` is the
+  // record dropped.
   std::function<void(const UndecodableObject& last)> on_undecodable_cleared;
 };
 
@@ -322,8 +324,8 @@ StatusOr<std::string> Informer<T>::Replace(const std::vector<std::string>& pages
     cache_.swap(fresh);
     undecodable_.swap(bad);
   }
-  for (const UndecodablePtr& r : cleared) DispatchCleared(*r);
   for (const Delta& d : deltas) Dispatch(d);
+  for (const UndecodablePtr& r : cleared) DispatchCleared(*r);
   for (const UndecodablePtr& r : added) DispatchUndecodable(*r);
   return rv;
 }
@@ -425,12 +427,12 @@ void Informer<T>::Apply(const WatchEvent& event) {
       undecodable_.erase(r);
     }
   }
-  if (cleared) DispatchCleared(*cleared);
   if (deleted) {
     if (old) Dispatch({Delta::kDelete, old, obj ? obj : old});
   } else {
     Dispatch({old ? Delta::kUpdate : Delta::kAdd, old, obj});
   }
+  if (cleared) DispatchCleared(*cleared);
 }
 
 template <typename T>
