@@ -12,6 +12,7 @@
 #     naming the field and a Warning Event; the pod of one waits, its
 #     FailedScheduling event naming the PodGroup's problem;
 #  3. each bad Queue: a Warning Event (namespace default) naming the field;
+#     a valid PodGroup in one waits (QueueNotFound) naming the queue's problem;
 #  4. /debug/state lists the PodGroups and Queues, both processes' gauges
 #     count them; a few seconds later nothing was said twice;
 #  5. the valid Job completes and the valid gang is bound, and the extender
@@ -118,7 +119,14 @@ for entry in "${BAD_QUEUES[@]}"; do
   wait_for "$name: one Warning InvalidSpec Event in default" 20 said Queue "$name" "$want" default
   pass "$name: $(events_of Queue "$name" default)"
 done
-e2e_log "every bad object answered $(((${EPOCHREALTIME//[.,]/} - T_APPLIED) / 1000)) ms after the apply"
+e2e_log "every bad object answered (checked one by one until $(((${EPOCHREALTIME//[.,]/} - T_APPLIED) / 1000)) ms after the apply)"
+queue_named() {
+  local c='{.status.conditions[?(@.type=="Unschedulable")]'
+  [[ $(field podgroup/pg-in-bad-queue "$c.reason}") == QueueNotFound &&
+    $(field podgroup/pg-in-bad-queue "$c.message}") == "queue \"q-negative-$SUFFIX\" cannot be read: ${BAD_QUEUES[0]#*|}"* ]]
+}
+wait_for "pg-in-bad-queue waits naming its queue's problem" 20 queue_named
+pass "pg-in-bad-queue: $(field podgroup/pg-in-bad-queue '{.status.conditions[0].message}')"
 wait_for "pg-bad-gpu-0's FailedScheduling names its PodGroup's problem" 30 pod_told
 pass "pg-bad-gpu-0: $(failed_scheduling pg-bad-gpu-0 | head -n 1)"
 expect_eq "pg-bad-gpu-0 bound" "$(field pod/pg-bad-gpu-0 '{.spec.nodeName}')" ""
