@@ -288,8 +288,19 @@ JobController::Undecodable() const {
 
 std::map<std::string, int64_t> JobController::JobsByPhase() const {
   std::map<std::string, int64_t> out;
+  auto count = [&out](const std::string& phase) {
+    ++out[phase.empty() ? std::string(kPending) : phase];
+  };
+  // A Job that does not decode counts by its status as stored (the Failed
+  // it was answered with), not by the older version the cache may hold.
+  std::set<std::string> undecodable;
+  for (const auto& record : jobs_.ListUndecodable()) {
+    undecodable.insert(record->Key());
+    StatusOr<JobStatus> status = kube::DecodeJobStatusOf(record->json);
+    count(status.ok() ? status->state.phase : "");
+  }
   for (const auto& job : jobs_.List()) {
-    ++out[job->status.state.phase.empty() ? std::string(kPending) : job->status.state.phase];
+    if (!undecodable.contains(job->meta.Key())) count(job->status.state.phase);
   }
   return out;
 }

@@ -112,7 +112,8 @@ class JobController {
   void Start();
   void Stop();
   bool Synced() const;
-  // Jobs by phase, for the metrics gauge.
+  // Jobs by phase, for the metrics gauge (a Job that does not decode by
+  // the phase its status holds).
   std::map<std::string, int64_t> JobsByPhase() const;
   // The objects of its watches that do not decode, by kind ("jobs", "pods",
   // "podgroups"), for the undecodable-objects gauge.

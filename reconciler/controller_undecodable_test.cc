@@ -161,6 +161,7 @@ TEST_F(JobControllerUndecodableTest, ANewJobThatDoesNotDecodeFailsNamingTheField
   EXPECT_EQ(Events("bad").size(), 1u);
   EXPECT_EQ(StatusPatches("bad"), 1);
   EXPECT_THAT(metrics_.Serialize(), HasSubstr("muster_reconciler_invalid_jobs_total 1"));
+  EXPECT_EQ(controller_->JobsByPhase()["Failed"], 1);
   const auto undecodable = controller_->Undecodable();
   ASSERT_EQ(undecodable.at("jobs").size(), 1u);
   EXPECT_EQ(undecodable.at("jobs")[0]->problem, kBadCpu);
