@@ -310,6 +310,20 @@ void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& 
   });
 }
 
+// What the index keeps of a PodGroup or Queue that does not decode.
+BrokenObject BrokenOf(const kube::UndecodableObject& obj, bool pod_group) {
+  BrokenObject broken{.namespace_ = obj.meta.namespace_,
+                      .name = obj.meta.name,
+                      .uid = obj.meta.uid,
+                      .resource_version = obj.meta.resource_version,
+                      .problem = obj.problem};
+  if (pod_group) {
+    StatusOr<PodGroupStatus> status = kube::DecodePodGroupStatusOf(obj.json);
+    if (status.ok()) broken.status = *std::move(status);
+  }
+  return broken;
+}
+
 void WireWorkloads(kube::Informer<PodGroup>& groups, kube::Informer<Queue>& queues,
                    ClusterCache& cache) {
   groups.AddHandlers({
@@ -317,12 +331,48 @@ void WireWorkloads(kube::Informer<PodGroup>& groups, kube::Informer<Queue>& queu
       .on_update = [&cache](const PodGroup&, const PodGroup& g) { cache.UpsertPodGroup(g); },
       .on_delete =
           [&cache](const PodGroup& g) { cache.DeletePodGroup(g.meta.namespace_, g.meta.name); },
+      .on_undecodable =
+          [&cache](const kube::UndecodableObject& g) {
+            cache.MarkPodGroupBroken(BrokenOf(g, /*pod_group=*/true));
+          },
+      .on_undecodable_cleared =
+          [&cache](const kube::UndecodableObject& g) { cache.ClearBrokenPodGroup(g.Key()); },
   });
   queues.AddHandlers({
       .on_add = [&cache](const Queue& q) { cache.UpsertQueue(q); },
       .on_update = [&cache](const Queue&, const Queue& q) { cache.UpsertQueue(q); },
       .on_delete = [&cache](const Queue& q) { cache.DeleteQueue(q.meta.name); },
+      .on_undecodable =
+          [&cache](const kube::UndecodableObject& q) {
+            cache.MarkQueueBroken(BrokenOf(q, /*pod_group=*/false));
+          },
+      .on_undecodable_cleared =
+          [&cache](const kube::UndecodableObject& q) { cache.ClearBrokenQueue(q.meta.name); },
   });
+}
+
+// The informer's records of objects that do not decode, for /debug/state
+// and the undecodable-objects gauge.
+template <typename T>
+void AddUndecodable(std::string_view kind, const kube::Informer<T>& informer,
+                    std::vector<UndecodableEntry>* out) {
+  for (const auto& record : informer.ListUndecodable()) {
+    out->push_back({.kind = std::string(kind),
+                    .key = record->Key(),
+                    .problem = record->problem,
+                    .reason = std::string(kube::UndecodableReason(*record))});
+  }
+}
+
+void PublishUndecodable(const std::vector<UndecodableEntry>& entries, ExtenderMetrics& metrics) {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  for (const UndecodableEntry& e : entries) ++counts[{e.kind, e.reason}];
+  for (std::string_view kind : kUndecodableKinds) {
+    for (std::string_view reason : kube::kUndecodableReasons) {
+      auto it = counts.find({std::string(kind), std::string(reason)});
+      metrics.SetUndecodable(kind, reason, it == counts.end() ? 0 : it->second);
+    }
+  }
 }
 
 void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
@@ -356,7 +406,8 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
 // Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
 // reservations and publishing the cache gauges once a second meanwhile.
 void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetrics& metrics,
-                      const std::function<bool()>& synced, const std::function<void()>& on_synced) {
+                      const std::function<bool()>& synced, const std::function<void()>& on_synced,
+                      const std::function<std::vector<UndecodableEntry>()>& undecodable) {
   bool started = false;
   for (;;) {
     if (!started && synced()) {
@@ -373,6 +424,7 @@ void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetr
       spdlog::warn("extender: reservation of pod {} expired without its bound pod being seen", uid);
     }
     PublishCache(cache, metrics, synced());
+    PublishUndecodable(undecodable(), metrics);
   }
 }
 
@@ -404,6 +456,14 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
   const std::function<bool()> synced = [&] {
     return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced();
   };
+  const std::function<std::vector<UndecodableEntry>()> undecodable = [&] {
+    std::vector<UndecodableEntry> out;
+    AddUndecodable("nodes", nodes, &out);
+    AddUndecodable("pods", pods, &out);
+    AddUndecodable("podgroups", groups, &out);
+    AddUndecodable("queues", queues, &out);
+    return out;
+  };
   // Gangs: planned and reserved whole by a controller thread, which starts
   // once the cache is synced (a plan from half a cache could double-book).
   GangController gangs(&cache, clients->gang.get(), RealClock(), flags.gang, &metrics.registry());
@@ -413,7 +473,8 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
                                          .cluster = &cache,
                                          .ready = synced,
                                          .gangs = [&gangs] { return gangs.DebugJson(); },
-                                         .queues = [&gangs] { return gangs.QueuesDebugJson(); }});
+                                         .queues = [&gangs] { return gangs.QueuesDebugJson(); },
+                                         .undecodable = undecodable});
   nodes.Start();
   pods.Start();
   groups.Start();
@@ -432,7 +493,8 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
     }
     spdlog::info("extender: metrics on {}:{}", flags.metrics_listen, ops.port());
   }
-  ServeUntilSignal(signals, cache, metrics, synced, [&] { gangs.Start(); });
+  ServeUntilSignal(
+      signals, cache, metrics, synced, [&] { gangs.Start(); }, undecodable);
   gangs.Stop();
   ops.Stop();
   server.Stop();  // finishes the requests in flight

@@ -103,7 +103,10 @@ Binding BindingFor(const kube::ExtenderBindingArgs& args, const Resources& place
   if (gang_plan != nullptr) binding.meta.annotations[std::string(kAnnotationGangPlan)] = *gang_plan;
   if (const GpuMask gpus = held.Gpus(); gpus != 0) {
     binding.meta.annotations[std::string(kAnnotationGpuIds)] = FormatGpuIds(gpus);
-    if (std::string uuids = FormatGpuUuids(gpus, *node.Gpus().cards); !uuids.empty()) {
+    std::string uuids = FormatGpuUuids(gpus, *node.Gpus().cards);
+    binding.meta.annotations[std::string(kAnnotationVisibleDevices)] =
+        uuids.empty() ? FormatGpuIds(gpus) : uuids;
+    if (!uuids.empty()) {
       binding.meta.annotations[std::string(kAnnotationGpuUuids)] = std::move(uuids);
     }
   }

@@ -47,6 +47,26 @@ void ClusterCache::DeleteQueue(std::string_view name) {
   state_.workloads().DeleteQueue(name);
 }
 
+void ClusterCache::MarkPodGroupBroken(BrokenObject broken) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().MarkPodGroupBroken(std::move(broken));
+}
+
+void ClusterCache::ClearBrokenPodGroup(std::string_view key) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().ClearBrokenPodGroup(key);
+}
+
+void ClusterCache::MarkQueueBroken(BrokenObject broken) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().MarkQueueBroken(std::move(broken));
+}
+
+void ClusterCache::ClearBrokenQueue(std::string_view name) {
+  kube::MutexLock lock(&mu_);
+  state_.workloads().ClearBrokenQueue(name);
+}
+
 std::vector<std::string> ClusterCache::ExpireAssumed() {
   kube::MutexLock lock(&mu_);
   return state_.ExpireAssumed();

@@ -36,6 +36,11 @@ class ClusterCache final : public ClusterAccess {
   void DeletePodGroup(std::string_view ns, std::string_view name) MUSTER_EXCLUDES(mu_);
   void UpsertQueue(Queue queue) MUSTER_EXCLUDES(mu_);
   void DeleteQueue(std::string_view name) MUSTER_EXCLUDES(mu_);
+  // WorkloadIndex's broken entries: a PodGroup or Queue that does not decode.
+  void MarkPodGroupBroken(BrokenObject broken) MUSTER_EXCLUDES(mu_);
+  void ClearBrokenPodGroup(std::string_view key) MUSTER_EXCLUDES(mu_);
+  void MarkQueueBroken(BrokenObject broken) MUSTER_EXCLUDES(mu_);
+  void ClearBrokenQueue(std::string_view name) MUSTER_EXCLUDES(mu_);
   // ClusterState::ExpireAssumed(), for a periodic sweep that logs the uids.
   std::vector<std::string> ExpireAssumed() MUSTER_EXCLUDES(mu_);
 

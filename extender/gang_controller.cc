@@ -25,6 +25,10 @@
 namespace muster::extender {
 namespace {
 
+// The reason of the answer to a PodGroup or Queue that does not decode, as
+// the reconciler's for a Job.
+constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
+
 using gang::MemberState;
 using kube::PodGroupsRef;
 using kube::QueuesRef;
@@ -314,6 +318,52 @@ std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>&
   return out;
 }
 
+// How a gang or pod in a queue that does not decode is told why it waits.
+std::string BrokenQueueMessage(const BrokenObject& queue) {
+  return "queue \"" + queue.name + "\" cannot be read: " + queue.problem +
+         " (fix the Queue; nothing new is admitted to it meanwhile)";
+}
+
+// A queue that exists but does not decode is not "missing": the gangs it
+// holds (QueueNotFound) are told what is wrong with it.
+void NameBrokenQueues(const std::map<std::string, BrokenObject, std::less<>>& broken,
+                      QueueStep& queues) {
+  for (gang::Wait& w : queues.held) {
+    if (w.reason != kWaitQueueNotFound) continue;
+    const auto name = queues.queue_of.find(w.key);
+    if (name == queues.queue_of.end()) continue;
+    if (const auto b = broken.find(name->second); b != broken.end()) {
+      w.message = BrokenQueueMessage(b->second);
+    }
+  }
+}
+
+// The condition an undecodable PodGroup gets; its transition time kept
+// from an Unschedulable condition it has already.
+Condition BrokenCondition(const BrokenObject& group, Time now) {
+  Condition c{.type = "Unschedulable",
+              .status = "True",
+              .reason = std::string(kReasonInvalidSpec),
+              .message = group.problem,
+              .last_transition_time = now};
+  if (!group.status) return c;
+  for (const Condition& old : group.status->conditions) {
+    if (old.type == c.type && old.status == c.status) {
+      c.last_transition_time = old.last_transition_time;
+    }
+  }
+  return c;
+}
+
+// True when the PodGroup's status says its problem already.
+bool SaysBroken(const BrokenObject& group) {
+  if (!group.status) return false;
+  return std::ranges::any_of(group.status->conditions, [&](const Condition& c) {
+    return c.type == "Unschedulable" && c.status == "True" && c.reason == kReasonInvalidSpec &&
+           c.message == group.problem;
+  });
+}
+
 // A metric value of `resource`: cpu in cores, the rest in its unit.
 // In the resource's own unit: cores and GPUs, not muster's thousandths.
 double MetricValue(std::string_view resource, int64_t amount) {
@@ -384,6 +434,8 @@ GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time
   // reservations to keep): the passes between copy no 1000 nodes.
   ScanNodes(snapshot, needs_view, in);
   in.queues = snapshot.workloads().queues();
+  in.broken_groups = snapshot.workloads().broken_pod_groups();
+  in.broken_queues = snapshot.workloads().broken_queues();
   return in;
 }
 
@@ -471,6 +523,7 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
 void PendingWrites::Add(GangWrites writes) {
   for (GangWrites::PodPatch& p : writes.pod_patches) pod_patches[p.uid] = std::move(p);
   for (GangWrites::GroupStatus& s : writes.statuses) statuses[s.key] = std::move(s);
+  for (GangWrites::GroupPatch& p : writes.group_patches) group_patches[p.key] = std::move(p);
   for (GangWrites::QueueStatusWrite& q : writes.queue_statuses)
     queue_statuses[q.name] = std::move(q);
   std::move(writes.events.begin(), writes.events.end(), std::back_inserter(events));
@@ -481,6 +534,7 @@ GangWrites PendingWrites::Take() {
   GangWrites out;
   for (auto& [uid, p] : pod_patches) out.pod_patches.push_back(std::move(p));
   for (auto& [key, s] : statuses) out.statuses.push_back(std::move(s));
+  for (auto& [key, p] : group_patches) out.group_patches.push_back(std::move(p));
   for (auto& [name, q] : queue_statuses) out.queue_statuses.push_back(std::move(q));
   out.events = std::move(events);
   out.evictions = std::move(evictions);
@@ -504,6 +558,9 @@ struct GangController::Memory {
   std::map<std::string, Time> written_at;            // gang key -> when
   std::map<std::string, QueueStatus> queue_written;  // queue -> status last written
   std::map<std::string, Time> queue_written_at;      // queue -> when
+  // PodGroup key / Queue name -> "uid\nproblem" answered (BrokenWrites).
+  std::map<std::string, std::string> broken_groups_said;
+  std::map<std::string, std::string> broken_queues_said;
   ReclaimMemory reclaim;
   std::optional<Time> last_pass;
   uint64_t last_generation = ~uint64_t{0};
@@ -652,12 +709,14 @@ void GangController::WriterLoop() {
     append(failed_writes_.woken, failed.woken);
     append(failed_writes_.written, failed.written);
     append(failed_writes_.queues, failed.queues);
+    append(failed_writes_.broken, failed.broken);
   }
 }
 
 void GangController::Forget(const Failed& failed) {
   for (const std::string& uid : failed.woken) memory_->woken.erase(uid);
   for (const std::string& key : failed.written) memory_->written.erase(key);
+  for (const std::string& key : failed.broken) memory_->broken_groups_said.erase(key);
   for (const std::string& name : failed.queues) {
     memory_->queue_written.erase(name);
     memory_->queue_written_at.erase(name);
@@ -695,6 +754,7 @@ void GangController::RunPass() {
         BuildGangInputs(state, memory_->reserved_since, memory_->preempting, memory_->evicted, now);
   });
   QueueStep queues = RunQueueStep(inputs.queues, inputs.free, inputs.gangs, inputs.victims);
+  NameBrokenQueues(inputs.broken_queues, queues);
   ApplyReclaimHysteresis(queues, memory_->reclaim, now, options_.reclaim);
   for (gang::Wait& w :
        ApplyNetworkTiers(options_.network_tiers, inputs.view, inputs.groups, inputs.gangs)) {
@@ -711,10 +771,13 @@ void GangController::RunPass() {
   const Duration ttl = options_.pass.reservation_timeout * 2;
   cluster_->Exclusive([&](ClusterState& state) {
     applied = ApplyPass(state, inputs, result, ttl);
+    QueueBoard board = BoardOf(queues, inputs.queues,
+                               ReservedPerQueue(inputs.gangs, result, applied), result.waits, now);
+    for (const auto& [name, broken] : inputs.broken_queues) {
+      board.broken[name] = BrokenQueueMessage(broken);
+    }
     state.queue_gate().Publish(
-        BoardOf(queues, inputs.queues, ReservedPerQueue(inputs.gangs, result, applied),
-                result.waits, now),
-        [&](std::string_view uid) { return inputs.placed.contains(uid); },
+        std::move(board), [&](std::string_view uid) { return inputs.placed.contains(uid); },
         options_.queue_charge_ttl);
   });
   GangWrites writes = Writes(inputs, queues, result, applied, now);
@@ -879,6 +942,7 @@ GangWrites GangController::Writes(const GangInputs& inputs, const QueueStep& que
   KeepOnly(mem.planned, reserved_uids);
   if (result.preemption.has_value()) PreemptionWrites(inputs, queues, *result.preemption, now, out);
   QueueWrites(inputs, queues, phases, now, out);
+  BrokenWrites(inputs, now, out);
   for (auto* until : {&mem.preempting, &mem.evicted}) {
     std::erase_if(*until, [&](const auto& entry) { return entry.second <= now; });
   }
@@ -1013,6 +1077,49 @@ void GangController::QueueWrites(const GangInputs& inputs, const QueueStep& queu
   queues_debug_json_ = w.TakeString();
 }
 
+void GangController::BrokenWrites(const GangInputs& inputs, Time now, GangWrites& out) {
+  Memory& mem = *memory_;
+  for (const auto& [key, group] : inputs.broken_groups) {
+    std::string& said = mem.broken_groups_said[key];
+    const std::string answer = group.uid + "\n" + group.problem;
+    if (said == answer) continue;
+    said = answer;
+    if (SaysBroken(group)) continue;  // said before a restart
+    spdlog::warn("gang: PodGroup {} does not decode: {}", key, group.problem);
+    // No phase yet reads Pending (Volcano's first phase); a phase it has stays.
+    const bool no_phase = group.status.has_value() && group.status->phase.empty();
+    out.group_patches.push_back(
+        {key, group.namespace_, group.name,
+         kube::EncodePodGroupConditionsPatch(no_phase ? kPodGroupPending : "",
+                                             {BrokenCondition(group, now)})});
+    out.events.push_back(NewEvent(ObjectReference{.api_version = "scheduling.volcano.sh/v1beta1",
+                                                  .kind = "PodGroup",
+                                                  .namespace_ = group.namespace_,
+                                                  .name = group.name,
+                                                  .uid = group.uid},
+                                  "Warning", kReasonInvalidSpec, group.problem, "muster", now));
+  }
+  for (const auto& [name, queue] : inputs.broken_queues) {
+    std::string& said = mem.broken_queues_said[name];
+    const std::string answer = queue.uid + "\n" + queue.problem;
+    if (said == answer) continue;
+    said = answer;
+    spdlog::warn("queue: Queue {} does not decode: {}", name, queue.problem);
+    Event e = NewEvent(ObjectReference{.api_version = "scheduling.volcano.sh/v1beta1",
+                                       .kind = "Queue",
+                                       .name = queue.name,
+                                       .uid = queue.uid},
+                       "Warning", kReasonInvalidSpec, queue.problem, "muster", now);
+    e.meta.namespace_ = "default";  // where kube puts Events of cluster-scoped objects
+    out.events.push_back(std::move(e));
+  }
+  std::set<std::string> groups, queues;
+  for (const auto& [key, group] : inputs.broken_groups) groups.insert(key);
+  for (const auto& [name, queue] : inputs.broken_queues) queues.insert(name);
+  KeepOnly(mem.broken_groups_said, groups);
+  KeepOnly(mem.broken_queues_said, queues);
+}
+
 void GangController::SetQueueMetrics(const queue::Shares& shares) {
   Metrics& m = *metrics_;
   if (m.deserved == nullptr) return;
@@ -1086,6 +1193,7 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
   if (client_ == nullptr) return {};
   const size_t patches = writes.pod_patches.size();
   const size_t statuses = writes.statuses.size();
+  const size_t group_patches = writes.group_patches.size();
   const size_t queue_statuses = writes.queue_statuses.size();
   const size_t events = writes.events.size();
   const size_t evictions = writes.evictions.size();
@@ -1093,11 +1201,12 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
   // What failed is forgotten, so the next pass writes it again.
   std::vector<char> patch_failed(patches, 0);
   std::vector<char> status_failed(statuses, 0);
+  std::vector<char> group_failed(group_patches, 0);
   std::vector<char> queue_failed(queue_statuses, 0);
   // Gates first: they decide how soon the gang starts.
   kube::ParallelFor(
-      patches + statuses + queue_statuses + events + evictions, options_.io_parallelism,
-      [&](size_t i) {
+      patches + statuses + group_patches + queue_statuses + events + evictions,
+      options_.io_parallelism, [&](size_t i) {
         if (i < patches) {
           const GangWrites::PodPatch& p = writes.pod_patches[i];
           StatusOr<std::string> r = client_->Patch(
@@ -1123,6 +1232,19 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
           return;
         }
         i -= statuses;
+        if (i < group_patches) {
+          const GangWrites::GroupPatch& p = writes.group_patches[i];
+          StatusOr<std::string> r =
+              client_->Patch(PodGroupsRef().WithNamespace(p.namespace_).WithName(p.name),
+                             kube::PatchType::kMerge, p.body);
+          if (!r.ok() && r.status().code() != StatusCode::kNotFound) {
+            group_failed[i] = 1;
+            spdlog::warn("gang: answering PodGroup {}/{}: {}", p.namespace_, p.name,
+                         r.status().ToString());
+          }
+          return;
+        }
+        i -= group_patches;
         if (i < queue_statuses) {
           const GangWrites::QueueStatusWrite& q = writes.queue_statuses[i];
           StatusOr<std::string> r =
@@ -1163,6 +1285,9 @@ GangController::Failed GangController::Execute(const GangWrites& writes) {
   }
   for (size_t i = 0; i < queue_statuses; ++i) {
     if (queue_failed[i]) failed.queues.push_back(writes.queue_statuses[i].name);
+  }
+  for (size_t i = 0; i < group_patches; ++i) {
+    if (group_failed[i]) failed.broken.push_back(writes.group_patches[i].key);
   }
   if (metrics_->evictions != nullptr) metrics_->evictions->Increment(static_cast<double>(evicted));
   if (patches + evictions > 0) {

@@ -17,6 +17,15 @@
 //                than after its unschedulable flush; PodGroup status; Events;
 //                evictions of preemption victims (Eviction API: PDBs apply).
 //
+// A PodGroup or Queue that does not decode (WorkloadIndex's BrokenObject) is
+// answered once per uid and problem: a PodGroup gets an Unschedulable
+// condition (reason InvalidSpec, the message starting with the JSON path of
+// the first bad field; phase Pending when it has none) by a merge patch of
+// its status alone, and a Warning Event; a Queue a Warning Event (in
+// namespace "default", as for any cluster-scoped object) - Volcano's Queue
+// status has no conditions. Not again while the PodGroup's status says it
+// (a restarted extender). Gangs in such a queue wait naming its problem.
+//
 // A pass runs when the cache changed (polled every poll_interval) and at
 // least every resync_interval (timeouts, status, metrics).
 //
@@ -111,6 +120,9 @@ struct GangInputs {
   std::map<std::string, Resources, std::less<>> charged;
   // Uids of the members placed (reserved or bound) or finished.
   std::set<std::string, std::less<>> placed;
+  // PodGroups (by key) and Queues (by name) that do not decode.
+  std::map<std::string, BrokenObject, std::less<>> broken_groups;
+  std::map<std::string, BrokenObject, std::less<>> broken_queues;
 };
 
 // Builds the inputs from `state`. `reserved_since` and `preempting` are the
@@ -147,8 +159,16 @@ struct GangWrites {
     std::string name;
     QueueStatus status;
   };
+  // A merge patch of a PodGroup muster cannot decode (its answer).
+  struct GroupPatch {
+    std::string key;
+    std::string namespace_;
+    std::string name;
+    std::string body;
+  };
   std::vector<PodPatch> pod_patches;
   std::vector<GroupStatus> statuses;
+  std::vector<GroupPatch> group_patches;
   std::vector<QueueStatusWrite> queue_statuses;
   std::vector<Event> events;
   std::vector<Evict> evictions;
@@ -160,14 +180,15 @@ struct GangWrites {
 struct PendingWrites {
   std::map<std::string, GangWrites::PodPatch> pod_patches;             // by pod uid
   std::map<std::string, GangWrites::GroupStatus> statuses;             // by gang key
+  std::map<std::string, GangWrites::GroupPatch> group_patches;         // by PodGroup key
   std::map<std::string, GangWrites::QueueStatusWrite> queue_statuses;  // by queue name
   std::vector<Event> events;
   std::vector<GangWrites::Evict> evictions;
   void Add(GangWrites writes);
   GangWrites Take();  // everything, in send order; leaves this empty
   bool Empty() const {
-    return pod_patches.empty() && statuses.empty() && queue_statuses.empty() && events.empty() &&
-           evictions.empty();
+    return pod_patches.empty() && statuses.empty() && group_patches.empty() &&
+           queue_statuses.empty() && events.empty() && evictions.empty();
   }
 };
 
@@ -221,6 +242,8 @@ class GangController {
   void QueueWrites(const GangInputs& inputs, const QueueStep& queues,
                    const std::map<std::string, std::string>& phases, Time now, GangWrites& out);
   void SetQueueMetrics(const queue::Shares& shares);
+  // The answers to PodGroups and Queues that do not decode.
+  void BrokenWrites(const GangInputs& inputs, Time now, GangWrites& out);
   void Account(const GangInputs& inputs, Time now);
   bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen,
                           const std::string& key, Time now) const;
@@ -229,6 +252,7 @@ class GangController {
     std::vector<std::string> woken;    // pod uids
     std::vector<std::string> written;  // gang keys
     std::vector<std::string> queues;   // queue names (status)
+    std::vector<std::string> broken;   // keys of PodGroups not answered
   };
   Failed Execute(const GangWrites& writes);
   void Forget(const Failed& failed);

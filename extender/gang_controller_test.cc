@@ -14,6 +14,9 @@
 #include "extender/pipeline.h"
 #include "extender/testing/golden.h"
 #include "extender/testing/metrics_text.h"
+#include "kube/client/client.h"
+#include "kube/client/testing/fake_api.h"
+#include "kube/codec/core_codec.h"
 #include "kube/codec/extender_types.h"
 #include "kube/codec/volcano_codec.h"
 #include "model/testing/builders.h"
@@ -759,6 +762,77 @@ TEST(GangControllerTest, ReclaimNeverTakesAGangWithAKubeSystemOrCriticalMember) 
     EXPECT_EQ(chosen.evictable, k.evictable);
     EXPECT_EQ(chosen.victims, std::vector<std::string>{k.evictable ? a : "ml/b"});
   }
+}
+
+// A PodGroup and a Queue the CRDs accept and muster cannot decode: each
+// is answered on the object once (the PodGroup's status and an Event, the
+// Queue an Event in "default"), a gang of the Queue waits naming its
+// problem, and a restarted extender whose PodGroup already says it writes
+// nothing again.
+TEST(GangControllerTest, AnswersAPodGroupAndAQueueThatDoNotDecodeOnce) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  auto api = std::make_shared<kube::testing::FakeApi>();
+  const auto group_ref = kube::PodGroupsRef().WithNamespace("ml").WithName("bad");
+  api->Put(group_ref, R"({"metadata":{"name":"bad","namespace":"ml","uid":"uid-bad"},)"
+                      R"("spec":{"minMember":2,"minResources":{"nvidia.com/gpu":"lots"}}})");
+  const std::string group_problem =
+      R"(spec.minResources["nvidia.com/gpu"]: quantity "lots" of nvidia.com/gpu is invalid)";
+  const std::string queue_problem = R"(spec.capability.cpu: quantity "-1" of cpu is negative)";
+  BrokenObject group{.namespace_ = "ml",
+                     .name = "bad",
+                     .uid = "uid-bad",
+                     .resource_version = "5",
+                     .problem = group_problem,
+                     .status = PodGroupStatus{}};
+  cluster.cache.MarkPodGroupBroken(group);
+  cluster.cache.MarkQueueBroken(
+      {.name = "negative", .uid = "uid-q", .resource_version = "6", .problem = queue_problem});
+  AddGang(cluster, "waits", 2, 1, 0, "negative");
+  kube::Client client(api, kube::ClientConfig{});
+  auto events = [&] {
+    std::vector<std::string> out;
+    for (const std::string& json : api->List(kube::ResourceRef::Core("events"))) {
+      StatusOr<Event> e = kube::DecodeEvent(json);
+      if (!e.ok()) continue;
+      out.push_back(e->meta.namespace_ + " " + e->involved_object.kind + " " +
+                    e->involved_object.name + " " + e->type + " " + e->reason + ": " + e->message);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  {
+    GangController controller(&cluster.cache, &client, cluster.clock, {}, nullptr);
+    controller.RunPass();
+    controller.RunPass();  // nothing again
+    EXPECT_THAT(events(),
+                ElementsAre("default Queue negative Warning InvalidSpec: " + queue_problem,
+                            "ml PodGroup bad Warning InvalidSpec: " + group_problem));
+    StatusOr<PodGroupStatus> status = kube::DecodePodGroupStatusOf(*api->Get(group_ref));
+    ASSERT_TRUE(status.ok()) << status.status();
+    EXPECT_EQ(status->phase, "Pending");
+    ASSERT_EQ(status->conditions.size(), 1u);
+    EXPECT_EQ(status->conditions[0].type, "Unschedulable");
+    EXPECT_EQ(status->conditions[0].reason, "InvalidSpec");
+    EXPECT_EQ(status->conditions[0].message, group_problem);
+    EXPECT_THAT(controller.DebugJson(),
+                ::testing::HasSubstr(R"("waitMessage":"queue \"negative\" cannot be read: )" +
+                                     std::string(R"(spec.capability.cpu: quantity \"-1\")")));
+  }
+  // A restarted extender: the PodGroup says it already; the Queue's Event
+  // (kept nowhere on the Queue) is told once per process.
+  group.status = *kube::DecodePodGroupStatusOf(*api->Get(group_ref));
+  cluster.cache.MarkPodGroupBroken(group);
+  GangController restarted(&cluster.cache, &client, cluster.clock, {}, nullptr);
+  restarted.RunPass();
+  EXPECT_EQ(events().size(), 3u);
+  // A new problem is a new answer.
+  group.problem = "spec.minMember: integer 3000000000 out of range";
+  cluster.cache.MarkPodGroupBroken(group);
+  restarted.RunPass();
+  EXPECT_EQ(events().size(), 4u);
+  EXPECT_EQ(kube::DecodePodGroupStatusOf(*api->Get(group_ref))->conditions[0].message,
+            group.problem);
 }
 
 }  // namespace

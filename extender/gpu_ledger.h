@@ -53,6 +53,10 @@ using topology::GpuMask;
 // ascending index order, comma-separated.
 inline constexpr std::string_view kAnnotationGpuIds = "muster.io/gpu-ids";
 inline constexpr std::string_view kAnnotationGpuUuids = "muster.io/gpu-uuids";
+// What a container's NVIDIA_VISIBLE_DEVICES takes (downward API): the UUIDs
+// when the node names them all, else the indices - the NVIDIA container
+// runtime reads either.
+inline constexpr std::string_view kAnnotationVisibleDevices = "muster.io/visible-devices";
 // GPU feature discovery's labels, the key of a topology profile, and the
 // memory of each GPU in MiB.
 inline constexpr std::string_view kLabelGpuProduct = "nvidia.com/gpu.product";

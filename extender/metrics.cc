@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/client/informer.h"
+
 namespace muster::extender {
 namespace {
 
@@ -39,14 +41,14 @@ std::vector<std::string_view> WithOther(const Set& set) {
 
 }  // namespace
 
-const std::array<std::string_view, 22>& ReasonCodes() {
-  static constexpr std::array<std::string_view, 22> kCodes = {
+const std::array<std::string_view, 23>& ReasonCodes() {
+  static constexpr std::array<std::string_view, 23> kCodes = {
       kReasonFits,         kReasonInsufficient,   kReasonExceedsNode,       kReasonNodeUnknown,
       kReasonAdmitted,     kReasonBadRequest,     kReasonBindPost,          kReasonBound,
       kReasonAlreadyBound, kReasonBoundElsewhere, kReasonPodUnknown,        kReasonPodMismatch,
       kReasonPodFinished,  kReasonApiError,       kReasonVictimsKept,       kReasonNoVictims,
       kReasonGangWaiting,  kReasonNoPodGroup,     kReasonReservedElsewhere, kReasonBreaksGang,
-      kReasonConformance,  kReasonGpuRequest};
+      kReasonConformance,  kReasonGpuRequest,     kReasonPodGroupInvalid};
   return kCodes;
 }
 
@@ -160,6 +162,19 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
   for (std::string_view outcome : WithOther(kShareOutcomes)) {
     share_requests_[outcome] = &share_requests.Add({{"outcome", Str(outcome)}});
   }
+  auto& undecodable = prometheus::BuildGauge()
+                          .Name("muster_extender_undecodable_objects")
+                          .Help(
+                              "Watched objects whose current version muster cannot decode, by "
+                              "kind and where the first bad field is (PodGroups and Queues are "
+                              "answered on the object; see /debug/state \"undecodable\").")
+                          .Register(*registry_);
+  for (std::string_view kind : WithOther(kUndecodableKinds)) {
+    for (std::string_view reason : WithOther(kube::kUndecodableReasons)) {
+      undecodable_[{kind, reason}] =
+          &undecodable.Add({{"kind", Str(kind)}, {"reason", Str(reason)}});
+    }
+  }
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -210,6 +225,12 @@ void ExtenderMetrics::SetGpuUsage(const GpuUsage& usage) {
 
 void ExtenderMetrics::CountShareRequest(std::string_view outcome) {
   share_requests_.at(Bounded(kShareOutcomes, outcome))->Increment();
+}
+
+void ExtenderMetrics::SetUndecodable(std::string_view kind, std::string_view reason,
+                                     int64_t count) {
+  undecodable_.at({Bounded(kUndecodableKinds, kind), Bounded(kube::kUndecodableReasons, reason)})
+      ->Set(static_cast<double>(count));
 }
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {

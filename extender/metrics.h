@@ -24,10 +24,16 @@
 //                                                          sharers hold
 //   muster_gpu_share_requests_total{outcome}             counter: requests of pods sharing
 //                                                          GPUs, by kShareOutcomes
+//   muster_extender_undecodable_objects{kind,reason}     gauge: watched objects whose
+//                                                          current version does not decode,
+//                                                          by kind and where the first bad
+//                                                          field is (bad_spec, bad_status,
+//                                                          bad_metadata, bad_object)
 //
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
-// kCacheKinds. A value outside its set is recorded as "other", so a bug can
+// kCacheKinds (kUndecodableKinds for undecodable objects, whose reason is
+// kube::kUndecodableReasons). A value outside its set is recorded as "other", so a bug can
 // never grow the series count without bound. Every series of the fixed sets
 // exists from the start (at zero), so rate() works from the first scrape.
 //
@@ -66,6 +72,9 @@ inline constexpr std::array<std::string_view, 9> kGpuSetLinks = {
     "single", "unlinked",    "shared",    "unchosen"};
 // How a request of a pod sharing GPUs ended (CountShareRequest).
 inline constexpr std::array<std::string_view, 3> kShareOutcomes = {"bound", "waiting", "invalid"};
+// The watched kinds whose undecodable objects are counted.
+inline constexpr std::array<std::string_view, 4> kUndecodableKinds = {"nodes", "pods", "podgroups",
+                                                                      "queues"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
@@ -90,6 +99,7 @@ class ExtenderMetrics {
   void SetGpuUsage(const GpuUsage& usage);
   // A request of a pod sharing GPUs, by outcome (kShareOutcomes).
   void CountShareRequest(std::string_view outcome);
+  void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
 
   // Where other parts of the extender (the gang controller) register their
   // metrics, so /metrics serves them too.
@@ -128,9 +138,10 @@ class ExtenderMetrics {
   prometheus::Gauge* gpus_partly_used_ = nullptr;
   prometheus::Gauge* gpu_shared_fraction_ = nullptr;
   std::map<std::string_view, prometheus::Counter*> share_requests_;
+  std::map<Key, prometheus::Gauge*> undecodable_;
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).
-const std::array<std::string_view, 22>& ReasonCodes();
+const std::array<std::string_view, 23>& ReasonCodes();
 
 }  // namespace muster::extender

@@ -36,6 +36,28 @@ TEST(MetricsTest, EverySeriesOfTheFixedSetsExistsAtZero) {
   EXPECT_EQ(FindSample(samples, "muster_extender_cache_synced", {}), 0.0);
 }
 
+TEST(MetricsTest, UndecodableObjectsByKindAndReasonExistAtZeroAndAreBounded) {
+  ExtenderMetrics metrics;
+  auto samples = ParseMetricsText(metrics.Text());
+  for (std::string_view kind : kUndecodableKinds) {
+    for (std::string_view reason : {"bad_spec", "bad_status", "bad_metadata", "bad_object"}) {
+      EXPECT_EQ(FindSample(samples, "muster_extender_undecodable_objects",
+                           {{"kind", std::string(kind)}, {"reason", std::string(reason)}}),
+                0.0)
+          << kind << " " << reason;
+    }
+  }
+  metrics.SetUndecodable("podgroups", "bad_spec", 3);
+  metrics.SetUndecodable("jobs", "because", 2);  // not the extender's: other/other
+  samples = ParseMetricsText(metrics.Text());
+  EXPECT_EQ(FindSample(samples, "muster_extender_undecodable_objects",
+                       {{"kind", "podgroups"}, {"reason", "bad_spec"}}),
+            3.0);
+  EXPECT_EQ(FindSample(samples, "muster_extender_undecodable_objects",
+                       {{"kind", "other"}, {"reason", "other"}}),
+            2.0);
+}
+
 TEST(MetricsTest, RecordsAndBoundsLabels) {
   struct Case {
     std::string name;

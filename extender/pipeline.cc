@@ -101,6 +101,10 @@ GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
   if (own.has_value()) return GateVerdict{.pinned_node = own->node};
   const GroupRef group = GroupOfPod(pod, gang_schedulers);
   if (group.key.empty() || group.implicit) return GateVerdict{};
+  if (const BrokenObject* broken = snapshot.workloads().FindBrokenPodGroup(group.key)) {
+    return Held(kReasonPodGroupInvalid, "PodGroup " + group.key + " cannot be read: " +
+                                            broken->problem + " (the pod waits until it is fixed)");
+  }
   const PodGroup* pod_group = snapshot.workloads().FindPodGroup(group.key);
   if (pod_group == nullptr) {
     return Held(kReasonNoPodGroup,

@@ -124,6 +124,9 @@ inline constexpr std::string_view kReasonApiError = "api_error";
 // gang (filter, bind)
 inline constexpr std::string_view kReasonGangWaiting = "gang_waiting";  // Unresolvable
 inline constexpr std::string_view kReasonNoPodGroup = "no_podgroup";    // Unresolvable
+// The pod's PodGroup exists but does not decode (a field its CRD accepts and
+// muster cannot read): the message names the field.
+inline constexpr std::string_view kReasonPodGroupInvalid = "podgroup_invalid";  // Unresolvable
 // A PodGroup of minMember <= 1 not admitted yet (Pending: its minResources
 // wait for room), or a queue that holds the pod back (filter).
 inline constexpr std::string_view kReasonAwaitingAdmission = "awaiting_admission";  // Unresolvable

@@ -211,6 +211,32 @@ TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
   }
 }
 
+// A PodGroup the watch delivered that does not decode: its pods wait,
+// told what is wrong with it (not that it is missing); fixed, they go on.
+TEST(PipelineTest, PodsOfAPodGroupThatDoesNotDecodeWaitNamingTheField) {
+  FakeClock clock;
+  ClusterState state(clock);
+  state.workloads().UpsertPodGroup(test::MakePodGroup("train").Namespace("ml").MinMember(1));
+  state.workloads().MarkPodGroupBroken(
+      {.namespace_ = "ml",
+       .name = "train",
+       .uid = "u",
+       .problem = R"(spec.minResources.cpu: quantity "1.2.3" of cpu is invalid)"});
+  Pod pod = MakePod("train-0").Namespace("ml").Group("train").Gpu(1);
+  pod.meta.uid = "uid-train-0";
+  state.UpsertPod(pod);
+  GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
+  EXPECT_EQ(verdict.action, GateAction::kReject);
+  EXPECT_EQ(verdict.code, kReasonPodGroupInvalid);
+  EXPECT_EQ(verdict.reason,
+            R"(muster: PodGroup ml/train cannot be read: spec.minResources.cpu: quantity "1.2.3" )"
+            R"(of cpu is invalid (the pod waits until it is fixed))");
+  // The broken version replaced the decoded one; a fixed one replaces it.
+  state.workloads().UpsertPodGroup(test::MakePodGroup("train").Namespace("ml").MinMember(1));
+  verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
+  EXPECT_EQ(verdict.action, GateAction::kAdmit);
+}
+
 TEST(PipelineTest, ReplyOutcomeNamesAreMetricLabels) {
   EXPECT_EQ(ReplyOutcomeName(ReplyOutcome::kOk), "ok");
   EXPECT_EQ(ReplyOutcomeName(ReplyOutcome::kBadRequest), "bad_request");

@@ -66,6 +66,10 @@ QueueAnswer QueueGate::Admit(const QueueAsk& ask, Time now) {
                   "muster has not read the queues yet: the pod is planned with its first pass");
   }
   const auto it = board_.queues.find(ask.queue);
+  if (const auto broken = board_.broken.find(ask.queue);
+      it == board_.queues.end() && broken != board_.broken.end()) {
+    return refuse(kWaitQueueNotFound, broken->second);
+  }
   if (it == board_.queues.end()) {
     return refuse(kWaitQueueNotFound, "queue \"" + ask.queue +
                                           "\" does not exist: create it, or name another in the " +

@@ -66,7 +66,9 @@ struct QueueRoom {
 // What the gang controller publishes after a pass.
 struct QueueBoard {
   std::map<std::string, QueueRoom, std::less<>> queues;  // every existing queue (and "default")
-  Time at;                                               // when the pass read the cluster
+  // Queues that exist but do not decode: what a pod naming one is told.
+  std::map<std::string, std::string, std::less<>> broken;
+  Time at;  // when the pass read the cluster
 };
 
 // A pod asking its queue (filter).

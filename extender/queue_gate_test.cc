@@ -143,6 +143,20 @@ TEST(QueueGateTest, NoQueuePastItsDeservedShareWhileAnOwedQueueWaits) {
   }
 }
 
+// A queue that exists but does not decode is not "missing": its pods are
+// told what is wrong with it.
+TEST(QueueGateTest, AQueueThatDoesNotDecodeHoldsItsPodsNamingTheField) {
+  QueueGate gate;
+  QueueBoard board = Board();
+  board.broken["negative"] = R"(queue "negative" cannot be read: spec.capability.cpu: ...)";
+  Publish(gate, board);
+  const QueueAnswer answer = gate.Admit(Ask("p", "negative", 1), kPass);
+  EXPECT_FALSE(answer.admitted);
+  EXPECT_EQ(answer.code, kWaitQueueNotFound);
+  EXPECT_EQ(answer.message, board.broken["negative"]);
+  EXPECT_TRUE(gate.Admit(Ask("q", "default", 1), kPass).admitted);
+}
+
 // Before the first pass nobody knows the queues: pods wait, and the pass
 // plans them.
 TEST(QueueGateTest, UnpublishedRefusesAndRemembersTheWait) {

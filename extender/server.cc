@@ -481,6 +481,21 @@ std::string Server::DebugState() {
   // Each queue's deserved share, holdings and share, as the last pass saw them.
   w.Key("fairShare");
   w.RawValue(deps_.queues ? deps_.queues() : "{}");
+  // What the watches delivered and muster cannot decode (each answered on
+  // the object where it can be: PodGroups, Queues).
+  w.Key("undecodable");
+  w.StartArray();
+  if (deps_.undecodable) {
+    for (const UndecodableEntry& e : deps_.undecodable()) {
+      w.StartObject();
+      w.StringField("kind", e.kind);
+      w.StringField("key", e.key);
+      w.StringField("problem", e.problem);
+      w.StringField("reason", e.reason);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
   w.EndObject();
   return w.TakeString();
 }

@@ -6,7 +6,9 @@
 //   GET  /healthz       -> 200 "ok" while the process serves
 //   GET  /readyz        -> 200 once the injected predicate holds (caches synced), else 503
 //   GET  /metrics       -> ExtenderMetrics::Text()
-//   GET  /debug/state   -> JSON: every node's allocatable/allocated/free, reservations
+//   GET  /debug/state   -> JSON: every node's allocatable/allocated/free, reservations,
+//                          PodGroups, Queues, gangs, fair share, and the watched objects
+//                          that do not decode ("undecodable": kind, key, problem)
 //
 // HTTP/1.1 keep-alive on cpp-httplib with TCP_NODELAY (without it every reply
 // waits on the peer's delayed ACK, ~40 ms), a thread pool of
@@ -32,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "extender/metrics.h"
 #include "extender/pipeline.h"
@@ -113,6 +116,15 @@ struct ServerOptions {
   Duration read_timeout = std::chrono::seconds(10);
 };
 
+// An object a watch delivered that muster cannot decode, as /debug/state
+// lists it under "undecodable".
+struct UndecodableEntry {
+  std::string kind;     // "nodes", "pods", "podgroups", "queues"
+  std::string key;      // "namespace/name", or the name of a cluster-scoped object
+  std::string problem;  // "<JSON path>: <why>" of the first bad field
+  std::string reason;   // kube::UndecodableReason: bad_spec, bad_status, ...
+};
+
 struct ServerDeps {
   const Pipeline* pipeline = nullptr;  // required
   Binder* binder = nullptr;            // required
@@ -125,6 +137,9 @@ struct ServerDeps {
   // JSON object for /debug/state's "fairShare" (GangController::
   // QueuesDebugJson); null: "fairShare" is {}.
   std::function<std::string()> queues;
+  // The objects of the watches that do not decode, for /debug/state's
+  // "undecodable"; null: "undecodable" is [].
+  std::function<std::vector<UndecodableEntry>()> undecodable;
 };
 
 class Server {

@@ -745,6 +745,47 @@ TEST(ServerTest, DebugStateShowsTheCache) {
   EXPECT_EQ(doc["queues"][0]["weight"].GetInt64(), 3);
 }
 
+// What the watches delivered and muster cannot decode is listed, with the
+// JSON path of the first bad field, so an operator finds it from one place.
+TEST(ServerTest, DebugStateListsTheObjectsThatDoNotDecode) {
+  fixture::TestCluster cluster;
+  ExtenderMetrics metrics;
+  FakeBinder binder{&cluster.cache};
+  const std::vector<UndecodableEntry> entries = {
+      {"podgroups", "ml/bad", R"(spec.minResources["nvidia.com/gpu"]: quantity "lots" ...)",
+       "bad_spec"},
+      {"queues", "negative", R"(spec.capability.cpu: quantity "-1" of cpu is negative)",
+       "bad_spec"}};
+  Server server(TestOptions(), ServerDeps{.pipeline = &cluster.pipeline,
+                                          .binder = &binder,
+                                          .metrics = &metrics,
+                                          .cluster = &cluster.cache,
+                                          .undecodable = [&] { return entries; }});
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  httplib::Result res = client.Get("/debug/state");
+  ASSERT_TRUE(res);
+  rapidjson::Document doc;
+  doc.Parse(res->body.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << res->body;
+  ASSERT_TRUE(doc["undecodable"].IsArray()) << res->body;
+  ASSERT_EQ(doc["undecodable"].Size(), 2u);
+  const rapidjson::Value& first = doc["undecodable"][0];
+  EXPECT_EQ(std::string(first["kind"].GetString()), "podgroups");
+  EXPECT_EQ(std::string(first["key"].GetString()), "ml/bad");
+  EXPECT_EQ(std::string(first["problem"].GetString()), entries[0].problem);
+  EXPECT_EQ(std::string(first["reason"].GetString()), "bad_spec");
+  EXPECT_EQ(std::string(doc["undecodable"][1]["key"].GetString()), "negative");
+  server.Stop();
+  // Without the dependency: an empty list.
+  Harness h;
+  res = h.Get("/debug/state");
+  ASSERT_TRUE(res);
+  doc.Parse(res->body.c_str());
+  ASSERT_TRUE(doc["undecodable"].IsArray()) << res->body;
+  EXPECT_EQ(doc["undecodable"].Size(), 0u);
+}
+
 // 32 binds of 2-GPU pods race over parallel connections for one 8-GPU node:
 // exactly 4 succeed, and no POST ever sees the node past 8 GPUs. Fewer
 // workers than connections: queued connections must wait, not be dropped.

@@ -37,11 +37,26 @@ std::shared_ptr<std::map<std::string, T, std::less<>>> Copy(
   return std::make_shared<std::map<std::string, T, std::less<>>>(*map);
 }
 
+// Removes `key` from the shared `map`, copying it only when it holds the
+// key. True when it did.
+template <typename T>
+bool EraseShared(std::shared_ptr<const std::map<std::string, T, std::less<>>>& map,
+                 std::string_view key) {
+  if (map->find(key) == map->end()) return false;
+  auto copy = Copy(map);
+  copy->erase(copy->find(key));
+  map = std::move(copy);
+  return true;
+}
+
 }  // namespace
 
 WorkloadView::WorkloadView()
     : pod_groups_(std::make_shared<const std::map<std::string, PodGroup, std::less<>>>()),
-      queues_(std::make_shared<const std::map<std::string, Queue, std::less<>>>()) {}
+      queues_(std::make_shared<const std::map<std::string, Queue, std::less<>>>()),
+      broken_pod_groups_(
+          std::make_shared<const std::map<std::string, BrokenObject, std::less<>>>()),
+      broken_queues_(std::make_shared<const std::map<std::string, BrokenObject, std::less<>>>()) {}
 
 const PodGroup* WorkloadView::FindPodGroup(std::string_view ns, std::string_view name) const {
   return FindPodGroup(ObjectKey(ns, name));
@@ -57,9 +72,20 @@ const Queue* WorkloadView::FindQueue(std::string_view name) const {
   return it == queues_->end() ? nullptr : &it->second;
 }
 
+const BrokenObject* WorkloadView::FindBrokenPodGroup(std::string_view key) const {
+  auto it = broken_pod_groups_->find(key);
+  return it == broken_pod_groups_->end() ? nullptr : &it->second;
+}
+
+const BrokenObject* WorkloadView::FindBrokenQueue(std::string_view name) const {
+  auto it = broken_queues_->find(name);
+  return it == broken_queues_->end() ? nullptr : &it->second;
+}
+
 void WorkloadIndex::UpsertPodGroup(PodGroup group) {
   auto groups = Copy(view_.pod_groups_);
   std::string key = group.meta.Key();
+  EraseShared(view_.broken_pod_groups_, key);
   (*groups)[std::move(key)] = std::move(group);
   view_.pod_groups_ = std::move(groups);
   ++view_.generation_;
@@ -67,28 +93,50 @@ void WorkloadIndex::UpsertPodGroup(PodGroup group) {
 
 void WorkloadIndex::DeletePodGroup(std::string_view ns, std::string_view name) {
   const std::string key = ObjectKey(ns, name);
-  if (view_.pod_groups_->find(key) == view_.pod_groups_->end()) return;
-  auto groups = Copy(view_.pod_groups_);
-  groups->erase(key);
-  view_.pod_groups_ = std::move(groups);
-  ++view_.generation_;
+  const bool object = EraseShared(view_.pod_groups_, key);
+  const bool broken = EraseShared(view_.broken_pod_groups_, key);
+  if (object || broken) ++view_.generation_;
 }
 
 void WorkloadIndex::UpsertQueue(Queue queue) {
   auto queues = Copy(view_.queues_);
   std::string key = queue.meta.name;
+  EraseShared(view_.broken_queues_, key);
   (*queues)[std::move(key)] = std::move(queue);
   view_.queues_ = std::move(queues);
   ++view_.generation_;
 }
 
 void WorkloadIndex::DeleteQueue(std::string_view name) {
-  auto it = view_.queues_->find(name);
-  if (it == view_.queues_->end()) return;
-  auto queues = Copy(view_.queues_);
-  queues->erase(std::string(name));
-  view_.queues_ = std::move(queues);
+  const bool object = EraseShared(view_.queues_, name);
+  const bool broken = EraseShared(view_.broken_queues_, name);
+  if (object || broken) ++view_.generation_;
+}
+
+void WorkloadIndex::MarkPodGroupBroken(BrokenObject broken) {
+  std::string key = broken.Key();
+  EraseShared(view_.pod_groups_, key);
+  auto map = Copy(view_.broken_pod_groups_);
+  (*map)[std::move(key)] = std::move(broken);
+  view_.broken_pod_groups_ = std::move(map);
   ++view_.generation_;
+}
+
+void WorkloadIndex::MarkQueueBroken(BrokenObject broken) {
+  std::string key = broken.name;
+  EraseShared(view_.queues_, key);
+  auto map = Copy(view_.broken_queues_);
+  (*map)[std::move(key)] = std::move(broken);
+  view_.broken_queues_ = std::move(map);
+  ++view_.generation_;
+}
+
+void WorkloadIndex::ClearBrokenPodGroup(std::string_view key) {
+  if (EraseShared(view_.broken_pod_groups_, key)) ++view_.generation_;
+}
+
+void WorkloadIndex::ClearBrokenQueue(std::string_view name) {
+  if (EraseShared(view_.broken_queues_, name)) ++view_.generation_;
 }
 
 }  // namespace muster::extender

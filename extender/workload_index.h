@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,22 @@ GroupRef GroupOfPod(const Pod& pod, const std::vector<std::string>& gang_schedul
 // owners: always 1.)
 PodGroup ImplicitPodGroup(const Pod& pod);
 
+// A PodGroup or Queue the watch delivered that muster cannot decode
+// (kube::UndecodableObject): what the gang gate and the gang controller
+// answer it with. It stands in for the object: the index holds either the
+// object or this, whichever the watch reported last.
+struct BrokenObject {
+  std::string namespace_;  // "" for Queues
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::string problem;  // "<JSON path>: <why>" of the first bad field
+  // PodGroups: the status, when it decodes on its own (what was said already).
+  std::optional<PodGroupStatus> status;
+  std::string Key() const { return ObjectKey(namespace_, name); }
+  friend bool operator==(const BrokenObject&, const BrokenObject&) = default;
+};
+
 // An immutable view of the index at one generation. Cheap to copy.
 class WorkloadView {
  public:
@@ -57,6 +74,10 @@ class WorkloadView {
   const PodGroup* FindPodGroup(std::string_view key) const;
   // The cluster-scoped Queue `name`; null when unknown.
   const Queue* FindQueue(std::string_view name) const;
+  // The PodGroup (by cache key) or Queue (by name) that does not decode;
+  // null when it decodes or is unknown.
+  const BrokenObject* FindBrokenPodGroup(std::string_view key) const;
+  const BrokenObject* FindBrokenQueue(std::string_view name) const;
 
   size_t pod_group_count() const { return pod_groups_->size(); }
   size_t queue_count() const { return queues_->size(); }
@@ -65,21 +86,39 @@ class WorkloadView {
   // Sorted by key ("ns/name" for PodGroups, name for Queues).
   const std::map<std::string, PodGroup, std::less<>>& pod_groups() const { return *pod_groups_; }
   const std::map<std::string, Queue, std::less<>>& queues() const { return *queues_; }
+  const std::map<std::string, BrokenObject, std::less<>>& broken_pod_groups() const {
+    return *broken_pod_groups_;
+  }
+  const std::map<std::string, BrokenObject, std::less<>>& broken_queues() const {
+    return *broken_queues_;
+  }
 
  private:
   friend class WorkloadIndex;
   std::shared_ptr<const std::map<std::string, PodGroup, std::less<>>> pod_groups_;
   std::shared_ptr<const std::map<std::string, Queue, std::less<>>> queues_;
+  std::shared_ptr<const std::map<std::string, BrokenObject, std::less<>>> broken_pod_groups_;
+  std::shared_ptr<const std::map<std::string, BrokenObject, std::less<>>> broken_queues_;
   uint64_t generation_ = 0;
 };
 
 class WorkloadIndex {
  public:
-  // Adds or replaces the object (by namespace/name; Queues by name).
+  // Adds or replaces the object (by namespace/name; Queues by name), and
+  // drops its broken entry.
   void UpsertPodGroup(PodGroup group);
+  // Drops the object and its broken entry.
   void DeletePodGroup(std::string_view ns, std::string_view name);
   void UpsertQueue(Queue queue);
   void DeleteQueue(std::string_view name);
+  // The object as it is now does not decode: its broken entry replaces it
+  // (a stale decoded version would be acted on as if it were current).
+  void MarkPodGroupBroken(BrokenObject broken);
+  void MarkQueueBroken(BrokenObject broken);
+  // The object no longer has a broken version (deleted, or decodes: its
+  // Upsert follows).
+  void ClearBrokenPodGroup(std::string_view key);
+  void ClearBrokenQueue(std::string_view name);
 
   const WorkloadView& View() const { return view_; }
 

@@ -62,5 +62,38 @@ TEST(WorkloadIndexTest, DeletingWhatIsNotThereChangesNothing) {
   EXPECT_EQ(index.View().generation(), generation);
 }
 
+// A broken entry stands in for the object: whichever the watch reported
+// last is there, never both.
+TEST(WorkloadIndexTest, ABrokenEntryReplacesTheObjectUntilItDecodesOrGoes) {
+  WorkloadIndex index;
+  index.UpsertPodGroup(MakePodGroup("g").Namespace("ml").MinMember(2));
+  index.UpsertQueue(MakeQueue("q"));
+  const uint64_t before = index.View().generation();
+  index.MarkPodGroupBroken({.namespace_ = "ml", .name = "g", .problem = "spec.minMember: bad"});
+  index.MarkQueueBroken({.name = "q", .problem = "spec.capability.cpu: bad"});
+  EXPECT_GT(index.View().generation(), before);
+  EXPECT_EQ(index.View().FindPodGroup("ml/g"), nullptr);
+  EXPECT_EQ(index.View().FindQueue("q"), nullptr);
+  ASSERT_NE(index.View().FindBrokenPodGroup("ml/g"), nullptr);
+  EXPECT_EQ(index.View().FindBrokenPodGroup("ml/g")->problem, "spec.minMember: bad");
+  EXPECT_EQ(index.View().FindBrokenQueue("q")->problem, "spec.capability.cpu: bad");
+  EXPECT_EQ(index.View().broken_pod_groups().size(), 1u);
+  // Fixed: the object is back, the broken entry gone.
+  index.UpsertPodGroup(MakePodGroup("g").Namespace("ml").MinMember(3));
+  EXPECT_EQ(index.View().FindBrokenPodGroup("ml/g"), nullptr);
+  EXPECT_EQ(index.View().FindPodGroup("ml/g")->spec.min_member, 3);
+  // Deleted while broken: both gone.
+  index.DeleteQueue("q");
+  EXPECT_EQ(index.View().FindBrokenQueue("q"), nullptr);
+  // Cleared (deleted, never decoded): gone; clearing nothing changes nothing.
+  index.MarkPodGroupBroken({.namespace_ = "ml", .name = "h", .problem = "spec: bad"});
+  index.ClearBrokenPodGroup("ml/h");
+  EXPECT_TRUE(index.View().broken_pod_groups().empty());
+  const uint64_t generation = index.View().generation();
+  index.ClearBrokenPodGroup("ml/h");
+  index.ClearBrokenQueue("nope");
+  EXPECT_EQ(index.View().generation(), generation);
+}
+
 }  // namespace
 }  // namespace muster::extender

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "kube/client/informer.h"
 #include "kube/client/kubeconfig.h"
 #include "kube/client/ops_server.h"
 #include "model/flags.h"
@@ -68,9 +69,25 @@ const FlagTable<ReconcilerFlags>& Setters() {
   return *setters;
 }
 
-// Publishes the jobs-by-phase gauge once a second until a signal arrives.
+// Sets the undecodable-objects gauge of every kind the controllers watch,
+// zeros included (an object fixed or deleted leaves the count).
+void PublishUndecodable(const JobController& jobs, const QueueController& queues,
+                        ReconcilerMetrics& metrics) {
+  auto by_kind = jobs.Undecodable();
+  by_kind.merge(queues.Undecodable());
+  for (const auto& [kind, records] : by_kind) {
+    std::map<std::string_view, int64_t> counts;
+    for (const auto& record : records) ++counts[kube::UndecodableReason(*record)];
+    for (std::string_view reason : kube::kUndecodableReasons) {
+      metrics.SetUndecodable(kind, reason, counts[reason]);
+    }
+  }
+}
+
+// Publishes the jobs-by-phase and undecodable-objects gauges once a second
+// until a signal arrives.
 void ServeUntilSignal(const sigset_t& signals, JobController& controller,
-                      ReconcilerMetrics& metrics) {
+                      const QueueController& queues, ReconcilerMetrics& metrics) {
   static constexpr std::string_view kPhases[] = {
       "Pending",    "Running",   "Restarting",  "Aborting",   "Aborted",
       "Completing", "Completed", "Terminating", "Terminated", "Failed"};
@@ -86,6 +103,7 @@ void ServeUntilSignal(const sigset_t& signals, JobController& controller,
       auto it = by_phase.find(std::string(phase));
       metrics.SetJobs(phase, it == by_phase.end() ? 0 : it->second);
     }
+    PublishUndecodable(controller, queues, metrics);
   }
 }
 
@@ -132,7 +150,7 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
   queue_controller.Start();
   controller.Start();
   spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
-  ServeUntilSignal(signals, controller, metrics);
+  ServeUntilSignal(signals, controller, queue_controller, metrics);
   controller.Stop();
   queue_controller.Stop();
   ops.Stop();

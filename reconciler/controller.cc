@@ -191,15 +191,23 @@ void JobController::Wire() {
     }
   };
   auto on_job = [this](const Job& job) { Enqueue(job.meta.Key(), Request{}); };
-  jobs_.AddHandlers({.on_add = on_job_added,
-                     .on_update = [on_job](const Job&, const Job& job) { on_job(job); },
-                     .on_delete =
-                         [this](const Job& job) {
-                           std::lock_guard lock(mu_);
-                           written_jobs_.erase(job.meta.Key());
-                           pods_complete_.erase(job.meta.uid);
-                           accepted_.erase(job.meta.Key());
-                         }});
+  jobs_.AddHandlers(
+      {.on_add = on_job_added,
+       .on_update = [on_job](const Job&, const Job& job) { on_job(job); },
+       .on_delete =
+           [this](const Job& job) {
+             std::lock_guard lock(mu_);
+             written_jobs_.erase(job.meta.Key());
+             pods_complete_.erase(job.meta.uid);
+             accepted_.erase(job.meta.Key());
+           },
+       .on_undecodable =
+           [this](const kube::UndecodableObject& job) { Enqueue(job.Key(), Request{}); },
+       .on_undecodable_cleared =
+           [this](const kube::UndecodableObject& job) {
+             std::lock_guard lock(mu_);
+             undecodable_said_.erase(job.Key());
+           }});
   auto on_pod = [this](const Pod* before, const Pod* after) {
     const Pod& pod = after != nullptr ? *after : *before;
     std::string job_key = JobKeyOfPod(pod);
@@ -271,10 +279,28 @@ bool JobController::Synced() const {
   return jobs_.HasSynced() && pods_.HasSynced() && groups_.HasSynced();
 }
 
+std::map<std::string, std::vector<std::shared_ptr<const kube::UndecodableObject>>>
+JobController::Undecodable() const {
+  return {{"jobs", jobs_.ListUndecodable()},
+          {"pods", pods_.ListUndecodable()},
+          {"podgroups", groups_.ListUndecodable()}};
+}
+
 std::map<std::string, int64_t> JobController::JobsByPhase() const {
   std::map<std::string, int64_t> out;
+  auto count = [&out](const std::string& phase) {
+    ++out[phase.empty() ? std::string(kPending) : phase];
+  };
+  // A Job that does not decode counts by its status as stored (the Failed
+  // it was answered with), not by the older version the cache may hold.
+  std::set<std::string> undecodable;
+  for (const auto& record : jobs_.ListUndecodable()) {
+    undecodable.insert(record->Key());
+    StatusOr<JobStatus> status = kube::DecodeJobStatusOf(record->json);
+    count(status.ok() ? status->state.phase : "");
+  }
   for (const auto& job : jobs_.List()) {
-    ++out[job->status.state.phase.empty() ? std::string(kPending) : job->status.state.phase];
+    if (!undecodable.contains(job->meta.Key())) count(job->status.state.phase);
   }
   return out;
 }
@@ -352,6 +378,12 @@ void JobController::TimerLoop() {
 
 void JobController::Sync(const std::string& job_key, std::vector<Request> requests) {
   auto started = std::chrono::steady_clock::now();
+  // The Job as it is now does not decode: the cache's copy (if any) is an
+  // older version, and nothing is done on it.
+  if (std::shared_ptr<const kube::UndecodableObject> broken = jobs_.Undecodable(job_key)) {
+    AnswerUndecodable(*broken);
+    return;
+  }
   std::shared_ptr<const Job> cached = jobs_.Get(job_key);
   if (cached == nullptr || cached->meta.deletion_timestamp.has_value()) return;
   {
@@ -914,6 +946,66 @@ void JobController::RejectInvalid(const Job& job, const Status& why) {
   Status s = WriteStatus(job, status);
   if (!s.ok()) spdlog::warn("reconciler: job {}: status: {}", job.meta.Key(), s.ToString());
   RecordEvent(job, {"Warning", "InvalidSpec", why.message()});
+}
+
+void JobController::AnswerUndecodable(const kube::UndecodableObject& job) {
+  const std::string key = job.Key();
+  const std::string said = job.meta.uid + "\n" + job.problem;
+  {
+    std::lock_guard lock(mu_);
+    auto it = undecodable_said_.find(key);
+    if (it != undecodable_said_.end() && it->second == said) return;
+  }
+  // What the Job says already, when its status reads on its own.
+  StatusOr<JobStatus> stored = kube::DecodeJobStatusOf(job.json);
+  const JobStatus status = stored.ok() ? *stored : JobStatus{};
+  const JobState& state = status.state;
+  const Time now = clock_.Now();
+  const bool rejected = state.phase == kFailed && state.reason == "InvalidSpec";
+  JobState want;
+  std::vector<JobCondition> conditions;
+  if (state.phase.empty() || rejected) {
+    // New (or refused before): it never ran, and never will as it is.
+    want = JobState{std::string(kFailed), "InvalidSpec", job.problem, now};
+    conditions = status.conditions;
+    std::erase_if(conditions, [](const JobCondition& c) { return c.status == kFailed; });
+    conditions.push_back(JobCondition{std::string(kFailed), now});
+  } else if (!IsFinished(state.phase)) {
+    // Started: held as a refused update is, until its spec decodes again.
+    want =
+        JobState{state.phase, std::string(kUpdateRefused), job.problem, state.last_transition_time};
+  } else {
+    return;  // finished: its phase is its answer; there is nothing to hold
+  }
+  if (state.phase == want.phase && state.reason == want.reason && state.message == want.message) {
+    std::lock_guard lock(mu_);
+    undecodable_said_[key] = said;
+    return;  // said already (before a restart)
+  }
+  spdlog::warn("reconciler: job {} does not decode: {}", key, job.problem);
+  std::string body = kube::EncodeJobStatePatch(want, conditions);
+  std::string patch =
+      "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
+  StatusOr<std::string> r = client_->PatchStatus(
+      kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name),
+      kube::PatchType::kMerge, patch);
+  metrics_->CountWrite("patch", "jobs");
+  if (!r.ok()) {
+    // A newer version is on its way (409), or the API failed: try again.
+    spdlog::warn("reconciler: job {}: status: {}", key, r.status().ToString());
+    if (r.status().code() != StatusCode::kNotFound) {
+      EnqueueAt(key, Request{}, clock_.Now() + kRetryDelay);
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    undecodable_said_[key] = said;
+  }
+  if (want.reason == "InvalidSpec") metrics_->CountInvalidJob();
+  Job named;
+  named.meta = job.meta;
+  RecordEvent(named, {"Warning", want.reason, job.problem});
 }
 
 }  // namespace muster::reconciler

@@ -27,6 +27,20 @@
 // becomes Failed with reason InvalidSpec and the message naming the field,
 // and a Warning Event says the same.
 //
+// A Job that does not even decode (the CRD accepts it - a pod template
+// keeps unknown fields, a duration is a plain string - but muster's codec
+// refuses it, kube::UndecodableObject) is answered the same way from what
+// the informer kept of it: a new one becomes Failed with reason InvalidSpec,
+// the message starting with the JSON path of the first bad field ("spec.
+// tasks[0].template.spec.containers[0].resources.requests.cpu: quantity
+// \"1.2.3\" ..."), a Failed condition and one Warning Event; one that had
+// started (a phase, not finished) is held like a refused update: reason
+// UpdateRefused and that message, its phase and pods left as they are,
+// nothing created, killed or run until its spec decodes again. The write is
+// a merge patch of status.state (and conditions) alone, with the Job's
+// resourceVersion as a precondition, made once: not again while the status
+// says it, nor twice per process for the same uid and message.
+//
 // Updates (job_admission.h ValidateJobUpdate, Volcano's update rules): the
 // controller acts on the last spec it accepted. It keeps that spec in memory
 // (per Job, by uid) and its digest in the Job's status
@@ -98,8 +112,13 @@ class JobController {
   void Start();
   void Stop();
   bool Synced() const;
-  // Jobs by phase, for the metrics gauge.
+  // Jobs by phase, for the metrics gauge (a Job that does not decode by
+  // the phase its status holds).
   std::map<std::string, int64_t> JobsByPhase() const;
+  // The objects of its watches that do not decode, by kind ("jobs", "pods",
+  // "podgroups"), for the undecodable-objects gauge.
+  std::map<std::string, std::vector<std::shared_ptr<const kube::UndecodableObject>>> Undecodable()
+      const;
   // For Commands (queue_controller.h): the Job as cached (null: absent),
   // and a request - an explicit action - queued on it like any other.
   std::shared_ptr<const Job> CachedJob(const std::string& job_key) const {
@@ -163,6 +182,8 @@ class JobController {
   Status EnsureJobObjects(const Job& job);
   void RecordEvent(const Job& job, const JobEventRecord& event);
   void RejectInvalid(const Job& job, const Status& why);
+  // The answer to a Job whose current version does not decode.
+  void AnswerUndecodable(const kube::UndecodableObject& job);
   JobSnapshot Snapshot(const Job& job, std::vector<std::shared_ptr<const Pod>>* pods,
                        std::shared_ptr<const PodGroup>* pod_group);
   std::string PodGroupKey(const Job& job) const;
@@ -211,6 +232,9 @@ class JobController {
     std::string refused;  // the refusal last reported (one Event each)
   };
   std::map<std::string, AcceptedJob> accepted_;
+  // job key -> uid and message of the undecodable Job answered last: the
+  // answer is not written twice, even when the status cannot be read back.
+  std::map<std::string, std::string> undecodable_said_;
 
   std::vector<std::thread> workers_;
   std::thread timer_;

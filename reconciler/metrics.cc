@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -26,6 +27,17 @@ constexpr std::array<std::string_view, 11> kResources = {
     "services", "configmaps",      "secrets",
     "events",   "networkpolicies", "persistentvolumeclaims",
     "commands", "queues"};
+
+constexpr std::array<std::string_view, 6> kUndecodableKinds = {"jobs",   "pods",     "podgroups",
+                                                               "queues", "commands", kOther};
+// kube::kUndecodableReasons and "other" (metrics stay free of kube/).
+constexpr std::array<std::string_view, 5> kUndecodableReasons = {
+    "bad_spec", "bad_status", "bad_metadata", "bad_object", kOther};
+
+template <typename Set>
+std::string_view Bounded(const Set& set, std::string_view value) {
+  return std::find(set.begin(), set.end(), value) != set.end() ? value : kOther;
+}
 
 template <typename Map>
 auto Lookup(const Map& map, std::string_view key) {
@@ -83,6 +95,19 @@ ReconcilerMetrics::ReconcilerMetrics() : registry_(std::make_shared<prometheus::
                   .Help("Jobs rejected by validation (status InvalidSpec)")
                   .Register(*registry_)
                   .Add({});
+  auto& undecodable = prometheus::BuildGauge()
+                          .Name("muster_reconciler_undecodable_objects")
+                          .Help(
+                              "Watched objects whose current version muster cannot decode, by "
+                              "kind and where the first bad field is (a Job is answered with "
+                              "InvalidSpec naming it)")
+                          .Register(*registry_);
+  for (std::string_view kind : kUndecodableKinds) {
+    for (std::string_view reason : kUndecodableReasons) {
+      undecodable_[{kind, reason}] =
+          &undecodable.Add({{"kind", std::string(kind)}, {"reason", std::string(reason)}});
+    }
+  }
 }
 
 ReconcilerMetrics::~ReconcilerMetrics() = default;
@@ -104,6 +129,11 @@ void ReconcilerMetrics::CountWrite(std::string_view verb, std::string_view resou
 }
 void ReconcilerMetrics::ObserveJobToPods(double seconds) { job_to_pods_->Observe(seconds); }
 void ReconcilerMetrics::CountInvalidJob() { invalid_->Increment(); }
+void ReconcilerMetrics::SetUndecodable(std::string_view kind, std::string_view reason,
+                                       int64_t count) {
+  undecodable_.at({Bounded(kUndecodableKinds, kind), Bounded(kUndecodableReasons, reason)})
+      ->Set(static_cast<double>(count));
+}
 
 std::string ReconcilerMetrics::Serialize() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());

@@ -13,6 +13,12 @@
 //                                                       pod of its first
 //                                                       version created
 //   muster_reconciler_invalid_jobs_total                Jobs rejected
+//   muster_reconciler_undecodable_objects{kind,reason}  gauge: watched objects
+//                                                       that do not decode, by
+//                                                       kind (jobs|pods|podgroups|
+//                                                       queues|commands) and where
+//                                                       the first bad field is
+//                                                       (kube::kUndecodableReasons)
 //
 // Thread-safety: thread-safe (prometheus-cpp metrics are atomic; the maps
 // are filled in the constructor and read-only after).
@@ -45,6 +51,8 @@ class ReconcilerMetrics {
   void CountWrite(std::string_view verb, std::string_view resource);
   void ObserveJobToPods(double seconds);
   void CountInvalidJob();
+  // Label values outside the fixed sets are recorded as "other".
+  void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
 
   // The text exposition of every metric.
   std::string Serialize() const;
@@ -60,6 +68,7 @@ class ReconcilerMetrics {
   std::map<std::pair<std::string_view, std::string_view>, prometheus::Counter*> writes_;
   prometheus::Histogram* job_to_pods_ = nullptr;
   prometheus::Counter* invalid_ = nullptr;
+  std::map<std::pair<std::string_view, std::string_view>, prometheus::Gauge*> undecodable_;
 };
 
 }  // namespace muster::reconciler

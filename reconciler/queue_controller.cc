@@ -186,6 +186,11 @@ std::shared_ptr<const Queue> QueueController::GetQueue(const std::string& name) 
   return cached;
 }
 
+std::map<std::string, std::vector<std::shared_ptr<const kube::UndecodableObject>>>
+QueueController::Undecodable() const {
+  return {{"queues", queues_.ListUndecodable()}, {"commands", commands_.ListUndecodable()}};
+}
+
 std::vector<std::string> QueueController::ChildQueues(const std::string& name) const {
   std::vector<std::string> children;
   for (const std::shared_ptr<const Queue>& q : queues_.List()) {

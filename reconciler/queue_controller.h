@@ -80,6 +80,10 @@ class QueueController {
   std::shared_ptr<const Queue> GetQueue(const std::string& name) const;
   // The names of the queues whose spec.parent is `name`, sorted.
   std::vector<std::string> ChildQueues(const std::string& name) const;
+  // The objects of its Queue and Command watches that do not decode, by
+  // kind ("queues", "commands"), for the undecodable-objects gauge.
+  std::map<std::string, std::vector<std::shared_ptr<const kube::UndecodableObject>>> Undecodable()
+      const;
 
  private:
   // One unit of work: a Command (by key) or a queue with the actions to run.

@@ -6,6 +6,19 @@
 
 namespace muster::kube {
 
+std::string_view UndecodableReason(const UndecodableObject& object) {
+  const std::string_view problem = object.problem;
+  auto under = [&](std::string_view field) {
+    if (!problem.starts_with(field)) return false;
+    const char next = problem.size() > field.size() ? problem[field.size()] : '\0';
+    return next == '.' || next == '[' || next == ':';
+  };
+  if (under("spec")) return kUndecodableReasons[0];
+  if (under("status")) return kUndecodableReasons[1];
+  if (under("metadata")) return kUndecodableReasons[2];
+  return kUndecodableReasons[3];
+}
+
 InformerCore::InformerCore(Client* client, ResourceRef ref, InformerOptions options,
                            InformerStore* store)
     : client_(client),
@@ -70,8 +83,8 @@ void InformerCore::ResumeWatchFromForTesting(std::string rv) {
 }
 
 void InformerCore::RecordDecodeFailure(const Status& error) {
-  spdlog::warn("informer {}: skipping an object that does not decode: {}", ref_.DebugString(),
-               error.ToString());
+  spdlog::warn("informer {}: an object does not decode (kept as undecodable): {}",
+               ref_.DebugString(), error.ToString());
   MutexLock lock(&mu_);
   ++stats_.decode_failures;
 }

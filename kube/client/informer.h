@@ -15,7 +15,12 @@
 //     forever with capped, jittered exponential backoff;
 //   - an object that fails to decode is logged and counted (stats()), never
 //     fatal: in a list it keeps its cached predecessor, in a DELETED event
-//     it is still removed by its metadata key.
+//     it is still removed by its metadata key. It is not skipped silently:
+//     the informer keeps a record of it (UndecodableObject: its identity,
+//     the problem starting with the JSON path of the first bad field, the
+//     JSON) until it is deleted or a later version decodes, and tells the
+//     handlers (on_undecodable, on_undecodable_cleared), so that the
+//     component can answer it on the object.
 //
 // The core (InformerCore, non-template) runs the list/watch loop on its own
 // thread; Informer<T> adds the typed cache on top.
@@ -26,12 +31,12 @@
 // call Stop() (it joins that thread) and should be quick.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -71,6 +76,27 @@ struct InformerStats {
   int64_t events = 0;           // watch events applied (bookmarks included)
   int64_t decode_failures = 0;  // objects that could not be decoded
 };
+
+// An object of the collection that does not decode as the informer's type:
+// what is kept of it so that it can still be answered. Identity only in
+// `meta` (kube::DecodeObjectIdentity); `problem` is the decoder's message
+// from the JSON path of the first bad field on ("spec.minResources.cpu:
+// quantity \"1.2.3\" ..."); `json` the object as the API server sent it
+// (compact), for the component to read what it needs of the rest (a
+// status that decodes on its own). Records are few: only bad objects.
+struct UndecodableObject {
+  ObjectMeta meta;
+  std::string problem;
+  std::string json;
+  std::string Key() const { return meta.Key(); }
+};
+
+// Where the first bad field of `object` is, as a bounded label value:
+// "bad_spec", "bad_status", "bad_metadata", or "bad_object" (anything else:
+// the document itself, or another top-level field).
+std::string_view UndecodableReason(const UndecodableObject& object);
+inline constexpr std::array<std::string_view, 4> kUndecodableReasons = {
+    "bad_spec", "bad_status", "bad_metadata", "bad_object"};
 
 // What a typed informer gives the core. Called on the informer thread only.
 class InformerStore {
@@ -160,6 +186,16 @@ struct InformerHandlers {
   std::function<void(const T& obj)> on_add;
   std::function<void(const T& old_obj, const T& new_obj)> on_update;
   std::function<void(const T& obj)> on_delete;  // the last state known
+  // The object as it is now does not decode: `obj` is the record
+  // Informer::Undecodable(key) returns from now on. Called once per
+  // resourceVersion. The typed cache keeps the last version that decoded,
+  // if any (Get), so on_update/on_delete still pair with it later.
+  std::function<void(const UndecodableObject& obj)> on_undecodable;
+  // The record is dropped: the object was deleted, or a later version
+  // decodes. Called after that event's on_add/on_update/on_delete, so the
+  // object is never seen neither decoded nor undecodable. `last` is the
+  // record dropped.
+  std::function<void(const UndecodableObject& last)> on_undecodable_cleared;
 };
 
 // T is a model type with `ObjectMeta meta` (Pod, Node, PodGroup, ...).
@@ -208,8 +244,26 @@ class Informer final : private InformerStore {
     return cache_.size();
   }
 
+  using UndecodablePtr = std::shared_ptr<const UndecodableObject>;
+  // The record of the object with `key` when its current version does not
+  // decode (then Get returns the last version that did, or null); else null.
+  UndecodablePtr Undecodable(const std::string& key) const MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    auto it = undecodable_.find(key);
+    return it == undecodable_.end() ? nullptr : it->second;
+  }
+  // Every object whose current version does not decode, ordered by key.
+  std::vector<UndecodablePtr> ListUndecodable() const MUSTER_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    std::vector<UndecodablePtr> out;
+    out.reserve(undecodable_.size());
+    for (const auto& [key, obj] : undecodable_) out.push_back(obj);
+    return out;
+  }
+
  private:
   using Cache = std::map<std::string, ObjectPtr>;
+  using Records = std::map<std::string, UndecodablePtr>;
   struct Delta {
     enum Kind { kAdd, kUpdate, kDelete } kind;
     ObjectPtr old_obj;
@@ -218,18 +272,23 @@ class Informer final : private InformerStore {
 
   StatusOr<std::string> Replace(const std::vector<std::string>& pages) override;
   void Apply(const WatchEvent& event) override;
-  Status DecodePage(std::string_view page, Cache* fresh, std::set<std::string>* kept,
-                    std::string* rv);
-  Status DecodePageItemByItem(std::string_view page, Cache* fresh, std::set<std::string>* kept,
-                              std::string* rv);
+  Status DecodePage(std::string_view page, Cache* fresh, Records* bad, std::string* rv);
+  Status DecodePageItemByItem(std::string_view page, Cache* fresh, Records* bad, std::string* rv);
+  // Logs and counts the failure; the record of the object (`key` when its
+  // metadata names none).
+  UndecodablePtr RecordOf(const Status& error, std::string_view json, const std::string& key,
+                          std::string_view context);
   static std::vector<Delta> Diff(const Cache& before, const Cache& after);
   void Dispatch(const Delta& delta) const;
+  void DispatchUndecodable(const UndecodableObject& obj) const;
+  void DispatchCleared(const UndecodableObject& last) const;
 
   const ItemDecoder decode_item_;
   const ListDecoder decode_list_;
   std::vector<InformerHandlers<T>> handlers_;  // written before Start() only
   mutable Mutex mu_;
   Cache cache_ MUSTER_GUARDED_BY(mu_);
+  Records undecodable_ MUSTER_GUARDED_BY(mu_);
   InformerCore core_;  // last: its thread uses the members above
 };
 
@@ -238,30 +297,43 @@ class Informer final : private InformerStore {
 template <typename T>
 StatusOr<std::string> Informer<T>::Replace(const std::vector<std::string>& pages) {
   Cache fresh;
-  std::set<std::string> kept;  // listed but undecodable: keep what we had
+  Records bad;  // listed but undecodable: keep what we had
   std::string rv;
   for (const std::string& page : pages) {
-    MUSTER_RETURN_IF_ERROR(DecodePage(page, &fresh, &kept, &rv));
+    MUSTER_RETURN_IF_ERROR(DecodePage(page, &fresh, &bad, &rv));
   }
   std::vector<Delta> deltas;
+  std::vector<UndecodablePtr> cleared, added;
   {
     MutexLock lock(&mu_);
-    for (const std::string& key : kept) {
+    for (auto& [key, record] : bad) {
       auto it = cache_.find(key);
       if (it != cache_.end()) fresh.emplace(key, it->second);
+      auto before = undecodable_.find(key);
+      if (before == undecodable_.end() ||
+          before->second->meta.resource_version != record->meta.resource_version) {
+        added.push_back(record);
+      } else {
+        record = before->second;  // the same version: the same record
+      }
+    }
+    for (const auto& [key, record] : undecodable_) {
+      if (!bad.contains(key)) cleared.push_back(record);  // gone, or decodes now
     }
     deltas = Diff(cache_, fresh);
     cache_.swap(fresh);
+    undecodable_.swap(bad);
   }
   for (const Delta& d : deltas) Dispatch(d);
+  for (const UndecodablePtr& r : cleared) DispatchCleared(*r);
+  for (const UndecodablePtr& r : added) DispatchUndecodable(*r);
   return rv;
 }
 
 template <typename T>
-Status Informer<T>::DecodePage(std::string_view page, Cache* fresh, std::set<std::string>* kept,
-                               std::string* rv) {
+Status Informer<T>::DecodePage(std::string_view page, Cache* fresh, Records* bad, std::string* rv) {
   StatusOr<ObjectList<T>> list = decode_list_(page);
-  if (!list.ok()) return DecodePageItemByItem(page, fresh, kept, rv);
+  if (!list.ok()) return DecodePageItemByItem(page, fresh, bad, rv);
   if (rv->empty()) *rv = list->resource_version;
   for (T& item : list->items) {
     std::string key = item.meta.Key();
@@ -271,8 +343,8 @@ Status Informer<T>::DecodePage(std::string_view page, Cache* fresh, std::set<std
 }
 
 template <typename T>
-Status Informer<T>::DecodePageItemByItem(std::string_view page, Cache* fresh,
-                                         std::set<std::string>* kept, std::string* rv) {
+Status Informer<T>::DecodePageItemByItem(std::string_view page, Cache* fresh, Records* bad,
+                                         std::string* rv) {
   std::string page_rv;
   std::vector<informer_internal::RawItem> items;
   MUSTER_RETURN_IF_ERROR(informer_internal::SplitList(page, &page_rv, &items));
@@ -280,14 +352,34 @@ Status Informer<T>::DecodePageItemByItem(std::string_view page, Cache* fresh,
   for (informer_internal::RawItem& raw : items) {
     StatusOr<T> item = decode_item_(raw.json);
     if (!item.ok()) {
-      core_.RecordDecodeFailure(item.status().Annotate("list item " + raw.key));
-      if (!raw.key.empty()) kept->insert(raw.key);
+      UndecodablePtr record = RecordOf(item.status(), raw.json, raw.key, "list item");
+      if (!record->Key().empty()) (*bad)[record->Key()] = std::move(record);
       continue;
     }
     std::string key = item->meta.Key();
     (*fresh)[std::move(key)] = std::make_shared<const T>(std::move(item).value());
   }
   return Status::Ok();
+}
+
+template <typename T>
+typename Informer<T>::UndecodablePtr Informer<T>::RecordOf(const Status& error,
+                                                           std::string_view json,
+                                                           const std::string& key,
+                                                           std::string_view context) {
+  auto record = std::make_shared<UndecodableObject>();
+  record->meta = DecodeObjectIdentity(json);
+  if (record->meta.name.empty() && !key.empty()) {
+    // The identity did not read (metadata itself is broken): the key the
+    // list or watch event named stands in.
+    const size_t slash = key.find('/');
+    record->meta.namespace_ = slash == std::string::npos ? "" : key.substr(0, slash);
+    record->meta.name = slash == std::string::npos ? key : key.substr(slash + 1);
+  }
+  record->problem = DecodeProblem(error);
+  record->json = std::string(json);
+  core_.RecordDecodeFailure(error.Annotate(std::string(context) + " " + record->Key()));
+  return record;
 }
 
 template <typename T>
@@ -300,11 +392,27 @@ void Informer<T>::Apply(const WatchEvent& event) {
     key = decoded->meta.Key();
     obj = std::make_shared<const T>(std::move(decoded).value());
   } else {
-    core_.RecordDecodeFailure(
-        decoded.status().Annotate(std::string(WatchEventTypeName(event.type)) + " " + key));
-    if (!deleted || key.empty()) return;  // keep the last good state
+    UndecodablePtr record =
+        RecordOf(decoded.status(), event.object_json, key, WatchEventTypeName(event.type));
+    if (!record->Key().empty()) key = record->Key();
+    if (key.empty()) return;
+    if (!deleted) {
+      // The cache keeps the last good state; the record says what is wrong now.
+      UndecodablePtr before;
+      {
+        MutexLock lock(&mu_);
+        UndecodablePtr& slot = undecodable_[key];
+        before = slot;
+        slot = record;
+      }
+      if (!before || before->meta.resource_version != record->meta.resource_version) {
+        DispatchUndecodable(*record);
+      }
+      return;
+    }
   }
   ObjectPtr old;
+  UndecodablePtr cleared;
   {
     MutexLock lock(&mu_);
     auto it = cache_.find(key);
@@ -314,11 +422,30 @@ void Informer<T>::Apply(const WatchEvent& event) {
     } else {
       cache_[key] = obj;
     }
+    if (auto r = undecodable_.find(key); r != undecodable_.end()) {
+      cleared = std::move(r->second);
+      undecodable_.erase(r);
+    }
   }
   if (deleted) {
     if (old) Dispatch({Delta::kDelete, old, obj ? obj : old});
   } else {
     Dispatch({old ? Delta::kUpdate : Delta::kAdd, old, obj});
+  }
+  if (cleared) DispatchCleared(*cleared);
+}
+
+template <typename T>
+void Informer<T>::DispatchUndecodable(const UndecodableObject& obj) const {
+  for (const InformerHandlers<T>& h : handlers_) {
+    if (h.on_undecodable) h.on_undecodable(obj);
+  }
+}
+
+template <typename T>
+void Informer<T>::DispatchCleared(const UndecodableObject& last) const {
+  for (const InformerHandlers<T>& h : handlers_) {
+    if (h.on_undecodable_cleared) h.on_undecodable_cleared(last);
   }
 }
 

@@ -348,6 +348,103 @@ TEST_F(InformerTest, CountsObjectsThatDoNotDecode) {
   StopPromptly(*informer);
 }
 
+// A Node whose spec does not decode (unschedulable is not a boolean).
+std::string BadNodeJson(const std::string& name, const std::string& rv) {
+  return R"({"kind":"Node","metadata":{"name":")" + name + R"(","uid":"uid-)" + name +
+         R"(","resourceVersion":")" + rv + R"(","generation":4},"spec":{"unschedulable":"yes"}})";
+}
+
+// Records the undecodable handlers as "undecodable c@3", "cleared c@3".
+InformerHandlers<Node> UndecodableHandlers(EventLog* log, std::vector<std::string>* problems,
+                                           std::mutex* mu) {
+  InformerHandlers<Node> h = log->Handlers();
+  h.on_undecodable = [=](const UndecodableObject& o) {
+    std::lock_guard<std::mutex> lock(*mu);
+    problems->push_back("undecodable " + o.meta.name + "@" + o.meta.resource_version);
+  };
+  h.on_undecodable_cleared = [=](const UndecodableObject& o) {
+    std::lock_guard<std::mutex> lock(*mu);
+    problems->push_back("cleared " + o.meta.name + "@" + o.meta.resource_version);
+  };
+  return h;
+}
+
+TEST_F(InformerTest, KeepsARecordOfEachObjectThatDoesNotDecodeUntilItDecodesOrGoes) {
+  // List: c does not decode. Watch: a turns bad (the cache keeps a@1), e is
+  // added bad, c is fixed, e is deleted; then 410 and a relist in which a
+  // is still bad (same version: not told again) and f is bad.
+  api_.AddList({"10", {{NodeJson("a", "1"), NodeJson("b", "2")}, {BadNodeJson("c", "3")}}});
+  api_.AddList({"30",
+                {{BadNodeJson("a", "11"), NodeJson("b", "2")},
+                 {NodeJson("c", "13"), BadNodeJson("f", "20")}}});
+  api_.AddWatch({200,
+                 Event("MODIFIED", BadNodeJson("a", "11")) +
+                     Event("ADDED", BadNodeJson("e", "12")) +
+                     Event("MODIFIED", NodeJson("c", "13")) +
+                     Event("DELETED", BadNodeJson("e", "14")) + Event("ERROR", kExpired),
+                 WatchScript::kEnd});
+  std::mutex mu;
+  std::vector<std::string> told;
+  ClientConfig config;
+  config.server = api_.server().url();
+  config.timeout = seconds(5);
+  auto client = Client::New(config);
+  ASSERT_TRUE(client.ok()) << client.status();
+  InformerOptions options;
+  options.backoff = {milliseconds(1), milliseconds(20), 2.0, 0.0, Duration(0)};
+  Informer<Node> informer(client->get(), ResourceRef::Core("nodes"), &DecodeNode, &DecodeNodeList,
+                          options);
+  informer.AddHandlers(UndecodableHandlers(&log_, &told, &mu));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(seconds(10)));
+  // Handlers run after the maps change: wait for the last one told.
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return told.size() >= 6;
+  }));
+
+  // What a component can answer with: identity, the problem from its JSON
+  // path on, the object.
+  const auto a = informer.Undecodable("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->meta.uid, "uid-a");
+  EXPECT_EQ(a->meta.resource_version, "11");
+  EXPECT_EQ(a->meta.generation, 4);
+  EXPECT_EQ(a->problem, "spec.unschedulable: expected a boolean, got a string");
+  EXPECT_EQ(a->json, BadNodeJson("a", "11"));
+  EXPECT_EQ(UndecodableReason(*a), "bad_spec");
+  // The typed cache keeps a's last good state; c decodes now; e is gone.
+  EXPECT_THAT(CacheContents(informer), ElementsAre("a@1", "b@2", "c@13"));
+  std::vector<std::string> keys;
+  for (const auto& r : informer.ListUndecodable()) keys.push_back(r->Key());
+  EXPECT_THAT(keys, ElementsAre("a", "f"));
+  EXPECT_EQ(informer.Undecodable("c"), nullptr);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(told, ElementsAre("undecodable c@3", "undecodable a@11", "undecodable e@12",
+                                "cleared c@3", "cleared e@12", "undecodable f@20"));
+  EXPECT_THAT(log_.events(), ElementsAre("add a@1", "add b@2", "add c@13"));
+  StopPromptly(informer);
+}
+
+TEST(UndecodableReasonTest, NamesTheTopLevelFieldOfTheProblem) {
+  struct Case {
+    std::string problem;
+    std::string_view want;
+  };
+  const std::vector<Case> cases = {
+      {R"(spec.minResources["nvidia.com/gpu"]: quantity "lots" ...)", "bad_spec"},
+      {"spec: expected an object, got a string", "bad_spec"},
+      {"status.conditions[0].lastTransitionTime: not RFC 3339", "bad_status"},
+      {"metadata.labels: expected an object, got a number", "bad_metadata"},
+      {"specification.x: made up", "bad_object"},
+      {"<root>: expected an object, got an array", "bad_object"},
+      {"invalid JSON at offset 3: Invalid value.", "bad_object"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(UndecodableReason(UndecodableObject{.problem = c.problem}), c.want) << c.problem;
+  }
+}
+
 TEST_F(InformerTest, StopsPromptlyWhileAListIsStuck) {
   api_.BlockLists();
   auto informer = MakeInformer();

@@ -476,6 +476,27 @@ void DecodeObjectMetaFrom(DecodeContext& ctx, const JsonValue& v, ObjectMeta* ou
   ReadStringList(ctx, v, "finalizers", &out->finalizers);
 }
 
+ObjectMeta DecodeObjectIdentity(std::string_view json) {
+  ObjectMeta meta;
+  rapidjson::Document doc;
+  if (!ParseDocument(json, &doc).ok() || !doc.IsObject()) return meta;
+  DecodeContext root;
+  const JsonValue* m = Member(root, doc, "metadata");
+  if (m == nullptr || !m->IsObject()) return meta;
+  // A context per field: one of the wrong type does not stop the others.
+  auto read = [m](std::string_view key, std::string* out) {
+    DecodeContext ctx;
+    if (!ReadString(ctx, *m, key, out)) out->clear();
+  };
+  read("namespace", &meta.namespace_);
+  read("name", &meta.name);
+  read("uid", &meta.uid);
+  read("resourceVersion", &meta.resource_version);
+  DecodeContext ctx;
+  if (!ReadInt64(ctx, *m, "generation", &meta.generation)) meta.generation = 0;
+  return meta;
+}
+
 void EncodeObjectMeta(JsonWriter& w, const ObjectMeta& meta) {
   w.StartObject();
   w.StringFieldIfSet("name", meta.name);

@@ -37,6 +37,12 @@ struct ObjectList {
 // that take a JsonWriter write one JSON value; the caller writes its key.
 void DecodeObjectMetaFrom(DecodeContext& ctx, const JsonValue& v, ObjectMeta* out);
 void EncodeObjectMeta(JsonWriter& w, const ObjectMeta& meta);
+// The identity of any object - metadata.namespace, name, uid,
+// resourceVersion and generation - each read on its own, so that an object
+// whose full decode fails can still be named and answered (a patch, an
+// Event). A field that is absent or of the wrong type stays empty (0); a
+// document that is not a JSON object yields an empty ObjectMeta.
+ObjectMeta DecodeObjectIdentity(std::string_view json);
 void DecodeConditionFrom(DecodeContext& ctx, const JsonValue& v, Condition* out);
 void EncodeCondition(JsonWriter& w, const Condition& c);
 void DecodeOwnerReferenceFrom(DecodeContext& ctx, const JsonValue& v, OwnerReference* out);

@@ -550,6 +550,52 @@ TEST(CoreCodecTest, HalfAGpuDecodesInThousandths) {
   EXPECT_THAT(GpuDemandOf(*pod).status().message(), HasSubstr("muster.io/gpu-fraction"));
 }
 
+// What is kept of an object that does not decode: its identity, each field
+// read on its own.
+TEST(CoreCodecTest, DecodesTheIdentityOfAnyObject) {
+  struct Case {
+    std::string name;
+    std::string json;
+    ObjectMeta want;
+  };
+  const std::vector<Case> cases = {
+      {"a Job whose spec does not decode",
+       ReadTestdata("job_undecodable.json"),
+       {.name = "bad-cpu",
+        .namespace_ = "ml-team",
+        .uid = "0b1c2d3e-4f50-4a61-8b72-9c8dae0f1a2b",
+        .resource_version = "48211700",
+        .generation = 1}},
+      {"a cluster-scoped Queue",
+       ReadTestdata("queue_undecodable.json"),
+       {.name = "negative",
+        .uid = "2d3e4f50-6172-4c83-9d94-beaf0c213c4d",
+        .resource_version = "48211702",
+        .generation = 1}},
+      {"broken labels do not hide the name",
+       R"({"metadata":{"name":"n","labels":5,"uid":"u","resourceVersion":"7"}})",
+       {.name = "n", .uid = "u", .resource_version = "7"}},
+      {"a field of the wrong type stays empty, the others read",
+       R"({"metadata":{"name":"n","namespace":3,"generation":"x","resourceVersion":"7"}})",
+       {.name = "n", .resource_version = "7"}},
+      {"metadata not an object", R"({"metadata":[1]})", {}},
+      {"not an object", "[1,2]", {}},
+      {"not JSON", "{", {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(DecodeObjectIdentity(c.json), c.want);
+  }
+}
+
+// What a user is told on the object starts with the JSON path.
+TEST(CoreCodecTest, DecodeProblemStartsWithTheJsonPath) {
+  EXPECT_EQ(DecodeProblem(DecodePod(R"({"spec":{"priority":"high"}})").status()),
+            "spec.priority: expected an integer, got a string");
+  EXPECT_EQ(DecodeProblem(InvalidArgumentError("no context: here")), "no context: here");
+  EXPECT_THAT(DecodeProblem(DecodePod("{").status()), StartsWith("invalid JSON at offset"));
+}
+
 TEST(CoreCodecTest, NullFieldsReadAsUnset) {
   std::string pod = ReadTestdata("pod_full.json");
   struct Case {

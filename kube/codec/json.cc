@@ -381,6 +381,17 @@ Status CheckParsed(const rapidjson::Document& doc) {
 
 }  // namespace
 
+std::string DecodeProblem(const Status& error) {
+  std::string_view message = error.message();
+  // DecodeDocument's `what` is "decode <Kind>" (one word after "decode",
+  // maybe a dotted annotation key): no ": " inside it.
+  if (message.starts_with("decode ")) {
+    const size_t colon = message.find(": ");
+    if (colon != std::string_view::npos) message.remove_prefix(colon + 2);
+  }
+  return std::string(message);
+}
+
 Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
   // Iterative parsing: deep nesting in hostile input cannot overflow the stack.
   doc->Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());

@@ -210,6 +210,12 @@ template <typename T, typename Fn>
 StatusOr<T> DecodeDocument(std::string_view json, std::string_view what, Fn&& decode,
                            bool case_insensitive_keys = false);
 
+// The message of a decoder's error without the "decode <Kind>: " context
+// DecodeDocument puts first, so that it starts with the JSON path of the
+// first bad field ("spec.minResources.cpu: ..."): what a user is told on the
+// object. A message without that context is returned whole.
+std::string DecodeProblem(const Status& error);
+
 Status ParseDocument(std::string_view json, rapidjson::Document* doc);
 // ParseDocument over `buffer`, parsed in place: the document's strings point
 // into the buffer (which must outlive it) instead of being copied, which

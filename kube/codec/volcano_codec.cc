@@ -514,6 +514,27 @@ std::string EncodePodGroupStatusPatch(const PodGroupStatus& status) {
   return StatusPatch(status, EncodePodGroupStatus);
 }
 
+StatusOr<PodGroupStatus> DecodePodGroupStatusOf(std::string_view pod_group_json) {
+  return DecodeDocument<PodGroupStatus>(
+      pod_group_json, "decode PodGroup status",
+      [](DecodeContext& ctx, const JsonValue& v, PodGroupStatus* out) {
+        ReadObject(ctx, v, "status", out, DecodePodGroupStatusFrom);
+      });
+}
+
+std::string EncodePodGroupConditionsPatch(std::string_view phase,
+                                          const std::vector<Condition>& conditions) {
+  JsonWriter w;
+  w.StartObject();
+  w.Key("status");
+  w.StartObject();
+  w.StringFieldIfSet("phase", phase);
+  EncodeConditions(w, conditions, StatusStyle::kPatch);
+  w.EndObject();
+  w.EndObject();
+  return w.TakeString();
+}
+
 StatusOr<GangPlacement> DecodeGangPlacement(std::string_view json) {
   StatusOr<GangPlacement> placement =
       DecodeDocument<GangPlacement>(json, "decode " + std::string(kAnnotationGangPlan),
@@ -635,6 +656,26 @@ std::string EncodeJob(const Job& job) {
 
 std::string EncodeJobStatusPatch(const JobStatus& status) {
   return StatusPatch(status, EncodeJobStatus);
+}
+
+StatusOr<JobStatus> DecodeJobStatusOf(std::string_view job_json) {
+  return DecodeDocument<JobStatus>(job_json, "decode Job status",
+                                   [](DecodeContext& ctx, const JsonValue& v, JobStatus* out) {
+                                     ReadObject(ctx, v, "status", out, DecodeJobStatusFrom);
+                                   });
+}
+
+std::string EncodeJobStatePatch(const JobState& state,
+                                const std::vector<JobCondition>& conditions) {
+  JsonWriter w;
+  w.StartObject();
+  w.Key("status");
+  w.StartObject();
+  EncodeJobState(w, state, StatusStyle::kPatch);
+  EncodeJobConditions(w, conditions, StatusStyle::kOmitEmpty);
+  w.EndObject();
+  w.EndObject();
+  return w.TakeString();
 }
 
 }  // namespace muster::kube

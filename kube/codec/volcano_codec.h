@@ -20,6 +20,14 @@ StatusOr<ObjectList<PodGroup>> DecodePodGroupList(std::string_view json);
 std::string EncodePodGroup(const PodGroup& pg);
 // The PodGroup status alone ({"status": {...}}) as a merge patch body.
 std::string EncodePodGroupStatusPatch(const PodGroupStatus& status);
+// The status of a PodGroup document alone (its spec is not read): what a
+// PodGroup whose spec does not decode says already.
+StatusOr<PodGroupStatus> DecodePodGroupStatusOf(std::string_view pod_group_json);
+// {"status":{"phase":...,"conditions":[...]}} alone ("phase" left out when
+// empty): the answer to a PodGroup muster cannot decode, whose counters it
+// cannot know and so does not write.
+std::string EncodePodGroupConditionsPatch(std::string_view phase,
+                                          const std::vector<Condition>& conditions);
 // The muster.io/gang-plan annotation's value (model/pod_group.h). Decode
 // names the JSON path of the first thing wrong; a member with an empty pod
 // or node name is an error.
@@ -41,5 +49,11 @@ StatusOr<Job> DecodeJob(std::string_view json);
 StatusOr<ObjectList<Job>> DecodeJobList(std::string_view json);
 std::string EncodeJob(const Job& job);
 std::string EncodeJobStatusPatch(const JobStatus& status);
+// The status of a Job document alone (its spec is not read).
+StatusOr<JobStatus> DecodeJobStatusOf(std::string_view job_json);
+// {"status":{"state":{...},"conditions":[...]}} ("conditions" left out when
+// empty): the reconciler's answer to a Job it cannot decode, whose pod
+// counters it cannot know and so does not write.
+std::string EncodeJobStatePatch(const JobState& state, const std::vector<JobCondition>& conditions);
 
 }  // namespace muster::kube

@@ -472,6 +472,82 @@ TEST(VolcanoCodecTest, JobStatusPatch) {
 }
 
 // ---------------------------------------------------------------------------
+// Objects the CRDs accept that muster cannot decode, and what is read of
+// them to answer them (informer.h UndecodableObject).
+
+TEST(VolcanoCodecTest, UndecodableObjectsTheCrdsAcceptNameTheField) {
+  struct Case {
+    std::string name;
+    StatusOfDecode decode;
+    std::string json;
+    std::string want;  // DecodeProblem of the error
+  };
+  const std::vector<Case> cases = {
+      {"a Job's template asks for cpu 1.2.3", StatusOf(DecodeJob),
+       ReadTestdata("job_undecodable.json"),
+       "spec.tasks[0].template.spec.containers[0].resources.requests.cpu: quantity \"1.2.3\" of "
+       "cpu is invalid: it has more than one decimal point"},
+      {"a PodGroup's minResources of nvidia.com/gpu \"lots\"", StatusOf(DecodePodGroup),
+       ReadTestdata("podgroup_undecodable.json"),
+       "spec.minResources[\"nvidia.com/gpu\"]: quantity \"lots\" of nvidia.com/gpu is invalid: "
+       "expected a number such as \"1\", \"0.5\" or \"500m\""},
+      {"a Queue's negative capability", StatusOf(DecodeQueue),
+       ReadTestdata("queue_undecodable.json"),
+       "spec.capability.cpu: quantity \"-1\" of cpu is negative"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(DecodeProblem(c.decode(c.json)), c.want);
+  }
+}
+
+TEST(VolcanoCodecTest, DecodesTheStatusOfAnObjectWhoseSpecDoesNot) {
+  StatusOr<JobStatus> job = DecodeJobStatusOf(ReadTestdata("job_undecodable.json"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state.phase, "Pending");
+  ASSERT_EQ(job->conditions.size(), 1u);
+  EXPECT_EQ(job->conditions[0].status, "Pending");
+  StatusOr<PodGroupStatus> group =
+      DecodePodGroupStatusOf(ReadTestdata("podgroup_undecodable.json"));
+  ASSERT_TRUE(group.ok()) << group.status();
+  EXPECT_EQ(*group, PodGroupStatus{});
+  EXPECT_EQ(DecodeProblem(DecodeJobStatusOf(R"({"status":{"state":{"phase":7}}})").status()),
+            "status.state.phase: expected a string, got a number");
+}
+
+// The answers' wire format: the state (and conditions) alone, no counters.
+TEST(VolcanoCodecTest, JobStatePatchGolden) {
+  const JobState failed{"Failed", "InvalidSpec",
+                        R"(spec.runningEstimate: "forever" is not a duration)",
+                        At("2025-03-14T09:31:07Z")};
+  EXPECT_EQ(EncodeJobStatePatch(failed, {JobCondition{"Pending", At("2025-03-14T09:26:51Z")},
+                                         JobCondition{"Failed", At("2025-03-14T09:31:07Z")}}),
+            R"({"status":{"state":{"phase":"Failed","reason":"InvalidSpec",)"
+            R"("message":"spec.runningEstimate: \"forever\" is not a duration",)"
+            R"("lastTransitionTime":"2025-03-14T09:31:07Z"},"conditions":[{"status":"Pending",)"
+            R"("lastTransitionTime":"2025-03-14T09:26:51Z"},{"status":"Failed",)"
+            R"("lastTransitionTime":"2025-03-14T09:31:07Z"}]}})");
+  // Without conditions, the Job's stay as they are.
+  EXPECT_EQ(EncodeJobStatePatch(JobState{"Running", "UpdateRefused", "spec.x: bad", {}}, {}),
+            R"({"status":{"state":{"phase":"Running","reason":"UpdateRefused",)"
+            R"("message":"spec.x: bad"}}})");
+}
+
+TEST(VolcanoCodecTest, PodGroupConditionsPatchGolden) {
+  const Condition unschedulable{.type = "Unschedulable",
+                                .status = "True",
+                                .reason = "InvalidSpec",
+                                .message = "spec.minMember: integer 3000000000 out of range",
+                                .last_transition_time = At("2025-03-14T09:31:07Z")};
+  EXPECT_EQ(
+      EncodePodGroupConditionsPatch("Pending", {unschedulable}),
+      R"({"status":{"phase":"Pending","conditions":[{"type":"Unschedulable",)"
+      R"("status":"True","lastTransitionTime":"2025-03-14T09:31:07Z",)"
+      R"("reason":"InvalidSpec","message":"spec.minMember: integer 3000000000 out of range"}]}})");
+  EXPECT_EQ(EncodePodGroupConditionsPatch("", {}), R"({"status":{"conditions":[]}})");
+}
+
+// ---------------------------------------------------------------------------
 // Errors name the JSON path of the first bad field.
 
 struct ErrorCase {
