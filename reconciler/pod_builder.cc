@@ -228,11 +228,18 @@ void AddJobVolumes(const Job& job, Value& spec, PodAllocator& a) {
   }
 }
 
-// obj[key] removed; true when it was there.
+// obj[key] removed, every copy of it: a resource written twice decodes as
+// its last copy (kube/codec/json.cc ReadResources), so the share the decoder
+// read may be any copy but the first. True when it was there.
 bool RemoveMember(Value& obj, std::string_view key) {
-  if (!obj.IsObject() || MemberOf(obj, key) == nullptr) return false;
-  obj.RemoveMember(rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
-  return true;
+  if (!obj.IsObject()) return false;
+  bool removed = false;
+  while (MemberOf(obj, key) != nullptr) {
+    obj.RemoveMember(
+        rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+    removed = true;
+  }
+  return removed;
 }
 
 // obj[key] removed when it is an empty object.

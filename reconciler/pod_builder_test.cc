@@ -503,6 +503,41 @@ TEST(PodBuilderGpuShareTest, VgpuModeAsksTheDevicePluginsResources) {
   EXPECT_EQ(EnvOf(c[0]), "");
 }
 
+// JSON may name a resource twice. The API server never serves such a Job (it
+// stores objects, not text), but BuildPod takes the template's text as it
+// comes: the share it removes must be the one the decoder read, which is the
+// last copy, and then no copy of it may stay (the API server, too, reads the
+// last one).
+TEST(PodBuilderGpuShareTest, AResourceWrittenTwiceIsReadAsItsLastCopy) {
+  struct Case {
+    std::string name;
+    std::string limits;
+    std::string want_share;      // muster.io/gpu-fraction, "" when none
+    std::string want_resources;  // the container's, "" when none
+  };
+  const std::vector<Case> cases = {
+      {"a share after a whole GPU: every copy goes", R"({"nvidia.com/gpu":1,"nvidia.com/gpu":0.5})",
+       "0.5", ""},
+      {"a whole GPU after a share: as written", R"({"nvidia.com/gpu":0.5,"nvidia.com/gpu":1})", "",
+       R"({"limits":{"nvidia.com/gpu":0.5,"nvidia.com/gpu":1}})"},
+  };
+  for (const Case& c : cases) {
+    const Job job =
+        ShareJob(R"([{"name":"a","image":"i","resources":{"limits":)" + c.limits + "}}]");
+    const rapidjson::Document pod = BuildParsed(job, 0, 0);
+    const rapidjson::Value& annotations = pod["metadata"]["annotations"];
+    EXPECT_EQ(annotations.HasMember("muster.io/gpu-fraction")
+                  ? annotations["muster.io/gpu-fraction"].GetString()
+                  : "",
+              c.want_share)
+        << c.name;
+    const rapidjson::Value& container = pod["spec"]["containers"][0];
+    EXPECT_EQ(container.HasMember("resources") ? JsonOf(container["resources"]) : "",
+              c.want_resources)
+        << c.name;
+  }
+}
+
 TEST(PodBuilderGpuShareTest, WholeGpusAreLeftAlone) {
   for (const PodBuildOptions& options : {PodBuildOptions{}, VgpuMode()}) {
     const rapidjson::Document pod = BuildParsed(Decode(kPlainJob), 0, 0, options);
