@@ -54,6 +54,8 @@ TEST(ClusterGpusTest, LargestGpuMemoryOfANode) {
       {"nothing", nullptr, "", 0},
       {"the label", nullptr, "16384", 16384},
       {"a label that is not a number", nullptr, "16GB", 0},
+      {"a negative label", nullptr, "-1", 0},
+      {"a label past int64", nullptr, "9223372036854775808", 0},
       {"the registration's largest GPU", &two_sizes, "", 81920},
       {"the larger of both", &two_sizes, "98304", 98304},
       {"a registration that does not decode leaves the label", &bad, "24576", 24576},
