@@ -247,7 +247,14 @@ TEST_F(QueueControllerTest, QueueStateFollowsVolcano) {
 
   PutCommand("research-closequeue-e5", "CloseQueue", QueueTarget());
   ASSERT_TRUE(WaitFor([&] { return QueueState("research") == "Closing"; }));
-  EXPECT_TRUE(CommandGone("research-closequeue-e5"));
+  // The Command's deletion and the controller's own view of the queue (its
+  // informer sees the status write) follow the write: wait for them, they
+  // lagged it under ASan.
+  EXPECT_TRUE(WaitFor([&] { return CommandGone("research-closequeue-e5"); }));
+  EXPECT_TRUE(WaitFor([&] {
+    const auto queue = controller_->GetQueue("research");
+    return queue != nullptr && queue->status.state == "Closing";
+  }));
   EXPECT_EQ(controller_->GetQueue("research")->status.state, "Closing");
   PutPodGroup("train-pg", "research", "Inqueue");  // a phase change syncs: still there
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
