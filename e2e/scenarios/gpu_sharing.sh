@@ -25,15 +25,14 @@
 #     memory, its cores or its vGPU count (gpu_share_check.py vgpu);
 #     deleting 20 bound pods lets the waiting ones in.
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR
-# shellcheck source=lib.sh
+# shellcheck source=e2e/scenarios/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 CLUSTER=$E2E_REPO/e2e/cluster/cluster.sh
 CHECK=$E2E_LIB_DIR/gpu_share_check.py
 FIX=$E2E_FIXTURES/gpu_sharing
 new_namespace
-# shellcheck source=extender_lib.sh
+# shellcheck source=e2e/scenarios/extender_lib.sh
 source "$E2E_LIB_DIR/extender_lib.sh"
 require_extender
 SUFFIX=${E2E_NS##*-}
