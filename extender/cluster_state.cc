@@ -356,6 +356,10 @@ void ClusterState::Account(std::string_view node, const Resources& resources, in
     }
     (assumed ? info.assumed_pods : info.bound_pods) += sign;
     info.gpu_holds.Add(gpus, sign);
+    if (!gpus.slices.empty()) {
+      info.gpu_shares = 0;
+      for (const GpuCardUse& use : info.gpu_holds.uses) info.gpu_shares += use.sharers;
+    }
   });
 }
 
@@ -592,6 +596,12 @@ Status ClusterState::CheckAccounting() const {
     if (refreshed.indexed_allocatable != slot->indexed_allocatable ||
         refreshed.indexed_allocated != slot->indexed_allocated) {
       return InternalError("node " + slot->name + ": indexed amounts out of step");
+    }
+    int32_t shares = 0;
+    for (const GpuCardUse& use : slot->gpu_holds.uses) shares += use.sharers;
+    if (slot->gpu_shares != shares) {
+      return InternalError("node " + slot->name + ": " + std::to_string(slot->gpu_shares) +
+                           " GPU shares counted, " + std::to_string(shares) + " held");
     }
     if (slot->gpu_holds != e.gpus) {
       return InternalError("node " + slot->name + ": GPUs held " +

@@ -119,7 +119,7 @@ class NodeIndex {
 inline constexpr size_t kMaxIndexedResources = 4;
 
 // One node name's view in the cache. The fields a lookup and a fit read for
-// every candidate (name, node, indexed_*) come first, together: 112 bytes,
+// every candidate (name, node, indexed_*, gpu_shares) come first, together: 116 bytes,
 // two cache lines at a cache-line-aligned address, that
 // ClusterSnapshot::FindEach prefetches.
 struct alignas(64) NodeInfo {
@@ -133,6 +133,10 @@ struct alignas(64) NodeInfo {
   // node (ClusterSnapshot::IndexOf gives i).
   std::array<int64_t, kMaxIndexedResources> indexed_allocatable{};
   std::array<int64_t, kMaxIndexedResources> indexed_allocated{};
+  // Shares its GPUs give (GPU sharing), kept in step with gpu_holds: whether
+  // a whole-GPU pod's fit must look at single GPUs, read for every
+  // candidate, so here among the hot fields.
+  int32_t gpu_shares = 0;
   // node->allocatable, kept here too (empty when !known()): a fit reads it
   // for every candidate, and one pointer less per node counts at 5000 nodes.
   Resources allocatable;
@@ -164,12 +168,12 @@ namespace internal {
 inline void PrefetchLine(const void* p) { __builtin_prefetch(p, /*rw=*/0, /*locality=*/3); }
 
 // The fields every candidate's lookup and fit read, which NodeInfo's layout
-// keeps together from `name` to the end of indexed_allocated: two cache
+// keeps together from `name` to the end of gpu_shares: two cache
 // lines (NodeInfo is cache-line aligned).
 inline void PrefetchHotFields(const NodeInfo* info) {
   static_assert(alignof(NodeInfo) >= 64);
   PrefetchLine(&info->name);
-  PrefetchLine(reinterpret_cast<const char*>(&info->indexed_allocated + 1) - 1);
+  PrefetchLine(reinterpret_cast<const char*>(&info->gpu_shares + 1) - 1);
 }
 
 }  // namespace internal

@@ -213,7 +213,7 @@ Verdict FitVerdictOnNode(const PodDemand& demand, const NodeInfo* node) {
 }
 
 bool NeedsGpuFit(const PodDemand& demand, const NodeInfo& node) {
-  return demand.gpu.shared() || (demand.gpu.whole > 0 && node.gpu_holds.AnyShared());
+  return demand.gpu.shared() || (demand.gpu.whole > 0 && node.gpu_shares > 0);
 }
 
 NodeVerdict GpuFitOnNode(const PodDemand& demand, const NodeInfo& node) {

@@ -166,6 +166,10 @@ TEST_F(JobControllerQueueTest, SuspendAndResumeThroughCommands) {
     const std::string phase = StateOf("train").phase;
     return phase == "Restarting" || phase == "Pending";
   })) << StateOf("train").phase;
+  EXPECT_TRUE(WaitFor([&] {
+    return EventsOf("train").find("CommandIssued: Start to execute command ResumeJob") !=
+           std::string::npos;
+  }));
   EXPECT_THAT(EventsOf("train"), HasSubstr("CommandIssued: Start to execute command ResumeJob"));
   commands.Stop();
 }

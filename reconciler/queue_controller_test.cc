@@ -154,6 +154,7 @@ TEST_F(QueueControllerTest, JobCommandsRunOnceAfterTheirDelete) {
   EXPECT_THAT(commands_left_at_submit_, ElementsAre(0u, 0u));
   EXPECT_TRUE(CommandGone("train-abortjob-a1"));
   EXPECT_TRUE(CommandGone("train-resumejob-b2"));
+  EXPECT_TRUE(WaitFor([&] { return Events("CommandIssued").size() == 2; }));
   EXPECT_THAT(Events("CommandIssued"),
               ElementsAre("ml/Job/train: Start to execute command AbortJob, and clean it up to "
                           "make sure executed not more than once.",
@@ -247,7 +248,14 @@ TEST_F(QueueControllerTest, QueueStateFollowsVolcano) {
 
   PutCommand("research-closequeue-e5", "CloseQueue", QueueTarget());
   ASSERT_TRUE(WaitFor([&] { return QueueState("research") == "Closing"; }));
-  EXPECT_TRUE(CommandGone("research-closequeue-e5"));
+  // The Command's deletion and the controller's own view of the queue (its
+  // informer sees the status write) follow the write: wait for them, they
+  // lagged it under ASan.
+  EXPECT_TRUE(WaitFor([&] { return CommandGone("research-closequeue-e5"); }));
+  EXPECT_TRUE(WaitFor([&] {
+    const auto queue = controller_->GetQueue("research");
+    return queue != nullptr && queue->status.state == "Closing";
+  }));
   EXPECT_EQ(controller_->GetQueue("research")->status.state, "Closing");
   PutPodGroup("train-pg", "research", "Inqueue");  // a phase change syncs: still there
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -261,6 +269,8 @@ TEST_F(QueueControllerTest, QueueStateFollowsVolcano) {
 
   PutCommand("research-openqueue-f6", "OpenQueue", QueueTarget());
   ASSERT_TRUE(WaitFor([&] { return QueueState("research") == "Open"; }));
+  // Each state's Event is created after its status write: wait for the last.
+  EXPECT_TRUE(WaitFor([&] { return !Events("OpenQueue").empty(); }));
 
   std::vector<std::string> patches;
   for (const auto& r : api_->Requests()) {
@@ -291,7 +301,7 @@ TEST_F(QueueControllerTest, AnEmptyQueueClosesAtOnce) {
   PutCommand("research-closequeue-g7", "CloseQueue", QueueTarget());
   Start();
   ASSERT_TRUE(WaitFor([&] { return QueueState("research") == "Closed"; }));
-  EXPECT_TRUE(CommandGone("research-closequeue-g7"));
+  EXPECT_TRUE(WaitFor([&] { return CommandGone("research-closequeue-g7"); }));
 }
 
 }  // namespace

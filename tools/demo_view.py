@@ -24,12 +24,51 @@ def qty_int(v):
         return 0
 
 
+FRACTION = "muster.io/gpu-fraction"
+
+
 def pod_gpus(pod):
+    """Whole GPUs the pod asks, or the share of one GPU (muster.io/gpu-fraction)."""
+    share = (pod["metadata"].get("annotations") or {}).get(FRACTION)
+    if share:
+        try:
+            return float(share)
+        except ValueError:
+            return 0
     total = 0
     for c in pod["spec"].get("containers", []):
         res = c.get("resources", {})
         total += qty_int(res.get("limits", {}).get(GPU, res.get("requests", {}).get(GPU, 0)))
     return total
+
+
+def gpu_cells(pods_here, capacity):
+    """One character per GPU of a node: '#' held whole, '%' shared and full,
+    '+' shared with a share left, '.' idle. GPUs are placed by the pods'
+    muster.io/gpu-ids (pods bound without them fill the first idle GPUs)."""
+    whole, shared, unnamed = set(), {}, 0
+    for pod in pods_here:
+        ann = pod["metadata"].get("annotations") or {}
+        ids = [int(i) for i in ann.get("muster.io/gpu-ids", "").split(",") if i.isdigit()]
+        if ann.get(FRACTION):
+            for i in ids:
+                shared[i] = shared.get(i, 0) + pod_gpus(pod)
+        elif ids:
+            whole.update(ids)
+        else:
+            unnamed += int(pod_gpus(pod))
+    cells = []
+    for i in range(capacity):
+        if i in whole:
+            cells.append("#")
+        elif i in shared:
+            cells.append("%" if shared[i] >= 0.999 else "+")
+        elif unnamed > 0:
+            cells.append("#")
+            unnamed -= 1
+        else:
+            cells.append(".")
+    return "".join(cells)
 
 
 def ts(s):
@@ -60,7 +99,7 @@ def gpu_use(pods, nodes):
         node = pod["spec"].get("nodeName")
         if node in used and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
             used[node] += pod_gpus(pod)
-            holders[node].append(pod["metadata"]["name"])
+            holders[node].append(pod)
     return cap, used, holders
 
 
@@ -84,16 +123,21 @@ def frame(pods, nodes, jobs, elapsed):
     total_cap, total_used = sum(cap.values()), sum(used.values())
     out = [f"muster demo   t={elapsed:>4}s   {len(nodes)} nodes, {total_cap} GPUs   (refresh 2 s)", ""]
     out.append("pods (stock kube-scheduler): " + "   ".join(f"{p} {counts.get(p, 0)}" for p in PHASES))
-    pct = 100 * total_used // total_cap if total_cap else 0
-    out.append(f"GPUs in use: {total_used}/{total_cap} ({pct}%)")
+    pct = int(100 * total_used // total_cap) if total_cap else 0
+    out.append(f"GPUs in use: {total_used:g}/{total_cap} ({pct}%)")
+    cells = {name: gpu_cells(holders[name], cap[name]) for name in cap}
+    shared = sum(c.count("%") + c.count("+") for c in cells.values())
+    partly = sum(c.count("+") for c in cells.values())
+    if shared:
+        out.append(f"shared GPUs (GPU sharing): {shared}, {partly} with a share left   "
+                   "(# whole  % shared, full  + shared, share left  . idle)")
     out.append("")
     rack_of = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get("network.muster.io/rack", "-")
                for n in nodes}
     for name in sorted(cap, key=lambda n: (rack_of[n], n)):
         c, u = cap[name], used[name]
-        bar = "#" * u + "." * max(c - u, 0)
-        pods_here = ", ".join(sorted(holders[name]))
-        out.append(f"  {rack_of[name]:<7} {name:<10} [{bar:<8}] {u}/{c}  {pods_here}")
+        pods_here = ", ".join(sorted(p["metadata"]["name"] for p in holders[name]))
+        out.append(f"  {rack_of[name]:<7} {name:<10} [{cells[name]:<8}] {u:g}/{c}  {pods_here}")
     if jobs:
         out.append("")
         out.append("Volcano Jobs (scheduler `volcano` = kube-scheduler + muster extender):")
@@ -106,7 +150,7 @@ def line(pods, nodes, jobs, elapsed):
     counts = phase_counts(pods)
     cap, used, _ = gpu_use(pods, nodes)
     return (f"t={elapsed}s pods: " + " ".join(f"{p}={counts.get(p, 0)}" for p in PHASES)
-            + f"  GPUs in use {sum(used.values())}/{sum(cap.values())}")
+            + f"  GPUs in use {sum(used.values()):g}/{sum(cap.values())}")
 
 
 def summary(pods, nodes, jobs):
