@@ -5,9 +5,12 @@
 //
 // A node's GPU memory (MiB) is the largest of Volcano's vGPU registration
 // (annotation volcano.sh/node-vgpu-register, kube/codec/vgpu_codec.h) and GPU
-// feature discovery's label nvidia.com/gpu.memory, as the extender's GPU
-// ledger reads them (extender/gpu_ledger.h). A registration that does not
-// decode gives nothing (the label may still).
+// feature discovery's label nvidia.com/gpu.memory: the two sources the
+// extender's GPU ledger reads (extender/gpu_ledger.h; it takes the label
+// only for GPUs the registration gives no memory, so on a node whose label
+// says more than its registration the reconciler admits memory the extender
+// will not place - the Job then waits, it is not refused). A registration
+// that does not decode gives nothing (the label may still).
 //
 // Memory: the Node informer decodes each node into NodeGpuMemory - its name,
 // uid and resourceVersion and one number - not into a Node, whose labels and
