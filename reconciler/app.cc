@@ -14,6 +14,7 @@
 #include "kube/client/kubeconfig.h"
 #include "kube/client/ops_server.h"
 #include "model/flags.h"
+#include "reconciler/gpu_fraction.h"
 #include "reconciler/queue_controller.h"
 
 namespace muster::reconciler {
@@ -65,6 +66,25 @@ const FlagTable<ReconcilerFlags>& Setters() {
       {"workers",
        IntInto<int>(
            "workers", 1, 256, [](ReconcilerFlags & f) -> auto& { return f.controller.workers; })},
+      {"gpu-fraction-mode",
+       [](const std::string& v, ReconcilerFlags& f) {
+         GpuFractionMode& mode = f.controller.pods.gpu_fraction.mode;
+         if (v == "annotation") {
+           mode = GpuFractionMode::kAnnotation;
+         } else if (v == "vgpu") {
+           mode = GpuFractionMode::kVgpu;
+         } else {
+           return InvalidArgumentError("flag --gpu-fraction-mode: \"" + v +
+                                       "\" is not one of annotation, vgpu");
+         }
+         return Status::Ok();
+       }},
+      // Up to 16 TiB of GPU memory per GPU: far above any GPU made.
+      {"vgpu-gpu-memory-mib",
+       IntInto<int64_t>(
+           "vgpu-gpu-memory-mib", 1, int64_t{1} << 24, [](ReconcilerFlags & f) -> auto& {
+             return f.controller.pods.gpu_fraction.vgpu_gpu_memory_mib;
+           })},
   };
   return *setters;
 }
@@ -150,6 +170,13 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
   queue_controller.Start();
   controller.Start();
   spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
+  const GpuFractionOptions& gpu = flags.controller.pods.gpu_fraction;
+  if (gpu.mode == GpuFractionMode::kVgpu) {
+    spdlog::info("reconciler: a share of one GPU becomes volcano.sh/vgpu-* (one GPU: {} MiB)",
+                 gpu.vgpu_gpu_memory_mib);
+  } else {
+    spdlog::info("reconciler: a share of one GPU becomes the annotation muster.io/gpu-fraction");
+  }
   ServeUntilSignal(signals, controller, queue_controller, metrics);
   controller.Stop();
   queue_controller.Stop();
@@ -163,6 +190,10 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
 StatusOr<ReconcilerFlags> ParseReconcilerFlags(const std::vector<std::string>& args) {
   ReconcilerFlags flags;
   MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, Setters(), flags, &flags.help));
+  // vgpu mode without the GPU memory cannot build a pod: refused at start.
+  if (!flags.help) {
+    MUSTER_RETURN_IF_ERROR(ValidateGpuFractionOptions(flags.controller.pods.gpu_fraction));
+  }
   return flags;
 }
 
@@ -176,6 +207,12 @@ std::string ReconcilerUsage() {
          "  --gated-scheduler NAME   create pods of this scheduler behind the muster.io/gang\n"
          "                           gate (repeatable; default volcano)\n"
          "  --workers N              jobs synced in parallel (default 16)\n"
+         "  --gpu-fraction-mode MODE what a task template's nvidia.com/gpu: 0.5 becomes:\n"
+         "                           annotation (muster.io/gpu-fraction, no isolation;\n"
+         "                           default) or vgpu (volcano.sh/vgpu-* for Volcano's vGPU\n"
+         "                           device plugin, isolated by HAMi-core)\n"
+         "  --vgpu-gpu-memory-mib N  vgpu mode (required there): the memory of one GPU, MiB\n"
+         "                           (the smallest GPU's with mixed models)\n"
          "  --kube-api-qps N --kube-api-burst N   API rate limit (default 100/200)\n";
 }
 

@@ -11,6 +11,10 @@
 //   --gated-scheduler NAME   pods for this scheduler are created behind the
 //                            muster.io/gang gate (repeatable; default volcano)
 //   --workers N              jobs synced in parallel (default 16)
+//   --gpu-fraction-mode annotation|vgpu   what a task template's share of
+//                            one GPU becomes (gpu_fraction.h; annotation)
+//   --vgpu-gpu-memory-mib N  vgpu mode: one GPU's memory, MiB (required
+//                            there: the start is refused without it)
 //   --kube-api-qps N --kube-api-burst N   client rate limit (default 100/200)
 //
 // Thread-safety: as RunExtender (extender/app.h): call from the main thread

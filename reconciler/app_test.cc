@@ -42,6 +42,19 @@ TEST(ReconcilerFlagsTest, EachParseStartsFromTheDefaultGatedList) {
   EXPECT_EQ(again->controller.pods.gated_schedulers, std::vector<std::string>{"b"});
 }
 
+TEST(ReconcilerFlagsTest, GpuFractionMode) {
+  StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags({});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(flags->controller.pods.gpu_fraction.mode, GpuFractionMode::kAnnotation);
+  flags = ParseReconcilerFlags({"--gpu-fraction-mode=vgpu", "--vgpu-gpu-memory-mib", "81920"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->controller.pods.gpu_fraction.mode, GpuFractionMode::kVgpu);
+  EXPECT_EQ(flags->controller.pods.gpu_fraction.vgpu_gpu_memory_mib, 81920);
+  flags = ParseReconcilerFlags({"--gpu-fraction-mode=annotation"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->controller.pods.gpu_fraction.mode, GpuFractionMode::kAnnotation);
+}
+
 TEST(ReconcilerFlagsTest, BadInputNamesTheFlag) {
   struct Case {
     std::vector<std::string> args;
@@ -54,6 +67,11 @@ TEST(ReconcilerFlagsTest, BadInputNamesTheFlag) {
       {{"--kube-api-qps=0"}, "flag --kube-api-qps"},
       {{"--port"}, "flag --port: needs a value"},
       {{"stray"}, "unexpected argument \"stray\""},
+      {{"--gpu-fraction-mode=mig"},
+       "flag --gpu-fraction-mode: \"mig\" is not one of annotation, vgpu"},
+      {{"--vgpu-gpu-memory-mib=0"}, "flag --vgpu-gpu-memory-mib: \"0\" is not an integer in [1, "},
+      // vgpu mode cannot build a pod without the GPU memory: no start.
+      {{"--gpu-fraction-mode=vgpu"}, "--gpu-fraction-mode=vgpu needs --vgpu-gpu-memory-mib"},
   };
   for (const Case& c : cases) {
     StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags(c.args);

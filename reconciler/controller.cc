@@ -13,6 +13,7 @@
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
+#include "reconciler/gpu_fraction.h"
 #include "reconciler/job_admission.h"
 #include "reconciler/naming.h"
 #include "reconciler/plugins.h"
@@ -29,6 +30,8 @@ using PodGroupOp = Plan::PodGroupOp;
 constexpr Duration kExpectationTtl = std::chrono::seconds(30);
 constexpr Duration kResyncPeriod = std::chrono::seconds(30);
 constexpr Duration kRetryDelay = std::chrono::seconds(1);
+// A new Job that asks GPU memory, before the nodes are listed, looks again.
+constexpr Duration kNodesWait = std::chrono::milliseconds(200);
 constexpr int kConflictRetries = 3;
 // A status change of the pod counters alone waits this long after the last
 // status write, so a job whose pods start one by one writes its status a
@@ -139,7 +142,8 @@ JobController::JobController(kube::Client* client, const Clock& clock, Controlle
       jobs_(client, kube::VolcanoJobsRef(), kube::DecodeJob, kube::DecodeJobList),
       pods_(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList,
             kube::InformerOptions{.label_selector = std::string(kJobNameKey)}),
-      groups_(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList) {
+      groups_(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
+      gpu_memory_(client) {
   Wire();
 }
 
@@ -253,6 +257,7 @@ void JobController::Wire() {
 }
 
 void JobController::Start() {
+  gpu_memory_.Start();
   pods_.Start();
   groups_.Start();
   jobs_.Start();
@@ -273,6 +278,7 @@ void JobController::Stop() {
   jobs_.Stop();
   pods_.Stop();
   groups_.Stop();
+  gpu_memory_.Stop();
 }
 
 bool JobController::Synced() const {
@@ -402,18 +408,11 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   Job job = *cached;
   SpecVerdict verdict;
   if (!Admit(&job, &verdict)) return;
-  // Volcano's admission refuses a new Job in a queue that is not Open, or
-  // not a leaf (queue_state.h). "New": no phase and no PodGroup yet - a Job that has
-  // started keeps running when its queue closes.
-  if (options_.queue_of && job.status.state.phase.empty() &&
-      groups_.Get(PodGroupKey(job)) == nullptr) {
-    std::shared_ptr<const Queue> queue = options_.queue_of(job.spec.queue);
-    const std::vector<std::string> children =
-        options_.children_of ? options_.children_of(job.spec.queue) : std::vector<std::string>{};
-    if (Status open = AdmitToQueue(job, queue.get(), children); !open.ok()) {
-      RejectInvalid(job, open);
-      return;
-    }
+  // "New": no phase and no PodGroup yet - a Job that has started keeps
+  // running when its queue closes or the nodes change.
+  if (job.status.state.phase.empty() && groups_.Get(PodGroupKey(job)) == nullptr &&
+      !AdmitNew(job)) {
+    return;
   }
   // Only requests that run a policy need a pass of their own; everything
   // else is covered by the one plain sync at the end.
@@ -467,6 +466,31 @@ void JobController::Sync(const std::string& job_key, std::vector<Request> reques
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_->CountSync(result, seconds);
+}
+
+bool JobController::AdmitNew(const Job& job) {
+  // Volcano's admission refuses a new Job in a queue that is not Open, or
+  // not a leaf (queue_state.h).
+  if (options_.queue_of) {
+    std::shared_ptr<const Queue> queue = options_.queue_of(job.spec.queue);
+    const std::vector<std::string> children =
+        options_.children_of ? options_.children_of(job.spec.queue) : std::vector<std::string>{};
+    if (Status open = AdmitToQueue(job, queue.get(), children); !open.ok()) {
+      RejectInvalid(job, open);
+      return false;
+    }
+  }
+  const GpuFractionOptions& gpu = options_.pods.gpu_fraction;
+  if (!AsksGpuMemory(job, gpu)) return true;
+  if (!gpu_memory_.Synced()) {
+    EnqueueAt(job.meta.Key(), Request{}, clock_.Now() + kNodesWait);
+    return false;
+  }
+  if (Status memory = CheckGpuMemory(job, gpu, gpu_memory_.LargestMib()); !memory.ok()) {
+    RejectInvalid(job, memory);
+    return false;
+  }
+  return true;
 }
 
 // --- Update rules ------------------------------------------------------------
@@ -559,7 +583,11 @@ Status JobController::SyncOnce(const Job& job, const SpecVerdict& verdict, const
                                bool* conflict, bool* recorded) {
   std::vector<std::shared_ptr<const Pod>> held;
   std::shared_ptr<const PodGroup> group;
-  JobSnapshot snap = Snapshot(job, &held, &group);
+  // The pods as built (a share of one GPU becomes an annotation or vGPU
+  // resources): what the PodGroup's minResources count.
+  std::optional<Job> built;
+  if (AsksGpuShare(job)) built = JobAsBuilt(job, options_.pods.gpu_fraction);
+  JobSnapshot snap = Snapshot(built ? *built : job, &held, &group);
   Time now = clock_.Now();
   Plan plan = Reconcile(snap, request, now);
   // The accepted spec's digest and the refusal, if any, go with the status

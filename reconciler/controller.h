@@ -27,6 +27,17 @@
 // becomes Failed with reason InvalidSpec and the message naming the field,
 // and a Warning Event says the same.
 //
+// GPU sharing (gpu_fraction.h): a task template's share of one GPU is built
+// into its pods per options.pods.gpu_fraction, and the PodGroup's
+// minResources count the pods so built (gpu_fraction.h JobAsBuilt). A new
+// Job that asks GPU memory (vGPU memory, or a share in vgpu mode) waits
+// until the Node informer (cluster_gpus.h, nodes seen as one number each)
+// has listed the nodes, then is refused like an invalid one when no GPU of
+// the cluster has that much memory, or none has a known memory
+// (CheckGpuMemory) - checked once, as the queue is: a Job already admitted
+// keeps running whatever the nodes become. Other Jobs never wait for the
+// nodes (a reconciler without the nodes permission still runs them).
+//
 // A Job that does not even decode (the CRD accepts it - a pod template
 // keeps unknown fields, a duration is a plain string - but muster's codec
 // refuses it, kube::UndecodableObject) is answered the same way from what
@@ -79,6 +90,7 @@
 #include "model/pod.h"
 #include "model/pod_group.h"
 #include "model/queue.h"
+#include "reconciler/cluster_gpus.h"
 #include "reconciler/job_admission.h"
 #include "reconciler/lifecycle.h"
 #include "reconciler/metrics.h"
@@ -187,6 +199,9 @@ class JobController {
   JobSnapshot Snapshot(const Job& job, std::vector<std::shared_ptr<const Pod>>* pods,
                        std::shared_ptr<const PodGroup>* pod_group);
   std::string PodGroupKey(const Job& job) const;
+  // Volcano's admission of a new Job by what the cluster has (its queue,
+  // GPU memory). False: refused (reported) or put off (requeued).
+  bool AdmitNew(const Job& job);
 
   kube::Client* const client_;
   const Clock& clock_;
@@ -196,6 +211,7 @@ class JobController {
   kube::Informer<Job> jobs_;
   kube::Informer<Pod> pods_;
   kube::Informer<PodGroup> groups_;
+  ClusterGpuMemory gpu_memory_;
 
   mutable std::mutex mu_;
   // Workers wait on `work_cv_` for `ready_`, the timer on `timer_cv_` for

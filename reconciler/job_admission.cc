@@ -13,6 +13,7 @@
 
 #include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
+#include "reconciler/gpu_fraction.h"
 #include "reconciler/naming.h"
 #include "reconciler/plugins.h"
 
@@ -358,6 +359,7 @@ Status CheckTasks(const Job& job) {
     MUSTER_RETURN_IF_ERROR(CheckTaskCounts(path, task));
     MUSTER_RETURN_IF_ERROR(CheckPodNameLength(path, task, job.meta.name));
     MUSTER_RETURN_IF_ERROR(CheckTopologyPolicy(path, task));
+    MUSTER_RETURN_IF_ERROR(ValidateTemplateGpus(task.template_pod, path + ".template"));
     MUSTER_RETURN_IF_ERROR(CheckPolicies(task.policies, path + ".policies"));
   }
   return Status::Ok();

@@ -74,7 +74,8 @@ Job WithDefaults(Job job, std::string_view default_scheduler = "volcano");
 // and what is allowed, e.g.
 //   spec.tasks[1].name: duplicate task name "worker" (task names must be unique)
 // Checks run in a fixed order: metadata, spec scalars, tasks in order (name,
-// counts, pod name length, topologyPolicy, the task's policies), the job's
+// counts, pod name length, topologyPolicy, GPUs - gpu_fraction.h
+// ValidateTemplateGpus -, the task's policies), the job's
 // minAvailable against all replicas, job policies, plugins, dependsOn,
 // volumes.
 // Meant for a job as its user wrote it, after WithDefaults (an empty task

@@ -19,6 +19,7 @@
 namespace muster::reconciler {
 namespace {
 
+using pod_json::AddEnv;
 using pod_json::AddVolume;
 using pod_json::AddVolumeMount;
 using pod_json::ArrayMember;
@@ -133,11 +134,6 @@ bool HasNamed(const Value& container, std::string_view list, std::string_view na
     if (StringAt(item, "name") == name) return true;
   }
   return false;
-}
-
-void AddEnv(Value& container, Value var, PodAllocator& a) {
-  if (HasNamed(container, "env", View(var["name"]))) return;  // the template wins
-  ArrayMember(container, "env", a).PushBack(std::move(var), a);
 }
 
 void AddEnvValue(Value& container, std::string_view name, std::string_view value, PodAllocator& a) {
@@ -871,6 +867,11 @@ void SetMember(Value& obj, std::string_view key, Value value, PodAllocator& a) {
   } else {
     obj.AddMember(Str(key, a), std::move(value), a);
   }
+}
+
+void AddEnv(Value& container, Value var, PodAllocator& a) {
+  if (HasNamed(container, "env", View(var["name"]))) return;  // the template wins
+  ArrayMember(container, "env", a).PushBack(std::move(var), a);
 }
 
 void AddVolume(Value& spec, Value volume, PodAllocator& a) {

@@ -233,6 +233,9 @@ rapidjson::Value& ArrayMember(rapidjson::Value& obj, std::string_view key, PodAl
 // Sets obj[key] = value, replacing an existing member.
 void SetMember(rapidjson::Value& obj, std::string_view key, rapidjson::Value value,
                PodAllocator& a);
+// Appends the env var `var` ({name, value | valueFrom}) to the container
+// unless it has a variable of that name (the template wins).
+void AddEnv(rapidjson::Value& container, rapidjson::Value var, PodAllocator& a);
 // Appends `volume` to spec.volumes unless one of the same name exists.
 void AddVolume(rapidjson::Value& spec, rapidjson::Value volume, PodAllocator& a);
 // Appends a volumeMount unless the container mounts something at `mount_path`.

@@ -9,17 +9,21 @@
 
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
+#include "model/gpu_share.h"
+#include "model/quantity.h"
 #include "reconciler/naming.h"
 #include "reconciler/plugins.h"
 
 namespace muster::reconciler {
 namespace {
 
+using pod_json::AddEnv;
 using pod_json::AddVolume;
 using pod_json::AddVolumeMount;
 using pod_json::ArrayMember;
 using pod_json::Find;
 using pod_json::JobOwnerReferences;
+using pod_json::MemberOf;
 using pod_json::SetMember;
 using pod_json::Str;
 using pod_json::StringAt;
@@ -224,6 +228,110 @@ void AddJobVolumes(const Job& job, Value& spec, PodAllocator& a) {
   }
 }
 
+// obj[key] removed, every copy of it: a resource written twice decodes as
+// its last copy (kube/codec/json.cc ReadResources), so the share the decoder
+// read may be any copy but the first. True when it was there.
+bool RemoveMember(Value& obj, std::string_view key) {
+  if (!obj.IsObject()) return false;
+  bool removed = false;
+  while (MemberOf(obj, key) != nullptr) {
+    obj.RemoveMember(
+        rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+    removed = true;
+  }
+  return removed;
+}
+
+// obj[key] removed when it is an empty object.
+void DropIfEmpty(Value& obj, std::string_view key) {
+  Value* member = MemberOf(obj, key);
+  if (member != nullptr && member->IsObject() && member->MemberCount() == 0) {
+    RemoveMember(obj, key);
+  }
+}
+
+// The object at obj[key], created when absent or not an object.
+Value& ObjectMember(Value& obj, std::string_view key, PodAllocator& a) {
+  Value* member = MemberOf(obj, key);
+  if (member == nullptr || !member->IsObject()) {
+    SetMember(obj, key, Value(rapidjson::kObjectType), a);
+    member = MemberOf(obj, key);
+  }
+  return *member;
+}
+
+// Removes nvidia.com/gpu from the container's limits and requests; the maps
+// that had it.
+std::vector<std::string_view> RemoveGpuAmount(Value& container) {
+  std::vector<std::string_view> had;
+  Value* resources = MemberOf(container, "resources");
+  if (resources == nullptr || !resources->IsObject()) return had;
+  for (std::string_view map : {"limits", "requests"}) {
+    Value* amounts = MemberOf(*resources, map);
+    if (amounts != nullptr && RemoveMember(*amounts, kNvidiaGpu)) had.push_back(map);
+    DropIfEmpty(*resources, map);
+  }
+  DropIfEmpty(container, "resources");
+  return had;
+}
+
+void AddVgpuResources(Value& container, std::span<const std::string_view> maps, int32_t share,
+                      const GpuFractionOptions& options, PodAllocator& a) {
+  const VgpuShare vgpu = VgpuShareOf(share, options.vgpu_gpu_memory_mib);
+  Value& resources = ObjectMember(container, "resources", a);
+  for (std::string_view map : {std::string_view("limits"), std::string_view("requests")}) {
+    // Always in limits (an extended resource must have one; the API server
+    // defaults the request to it), in requests where the share was.
+    if (map == "requests" && std::find(maps.begin(), maps.end(), map) == maps.end()) continue;
+    Value& amounts = ObjectMember(resources, map, a);
+    SetMember(amounts, kVgpuNumber, Str(std::to_string(vgpu.number), a), a);
+    SetMember(amounts, kVgpuCores, Str(std::to_string(vgpu.cores), a), a);
+    SetMember(amounts, kVgpuMemory, Str(std::to_string(vgpu.memory_mib), a), a);
+  }
+}
+
+// NVIDIA_VISIBLE_DEVICES from the GPU the extender's bind chose, and the
+// container's share for frameworks that cap themselves.
+void AddShareEnv(Value& container, int32_t share, PodAllocator& a) {
+  Value field(rapidjson::kObjectType);
+  field.AddMember("fieldPath",
+                  Str("metadata.annotations['" + std::string(kVisibleDevicesAnnotation) + "']", a),
+                  a);
+  Value from(rapidjson::kObjectType);
+  from.AddMember("fieldRef", std::move(field), a);
+  Value devices(rapidjson::kObjectType);
+  devices.AddMember("name", Str(kVisibleDevicesEnv, a), a);
+  devices.AddMember("valueFrom", std::move(from), a);
+  AddEnv(container, std::move(devices), a);
+  Value fraction(rapidjson::kObjectType);
+  fraction.AddMember("name", Str(kGpuFractionEnv, a), a);
+  fraction.AddMember("value", Str(FormatResourceQuantity(kNvidiaGpu, share), a), a);
+  AddEnv(container, std::move(fraction), a);
+}
+
+// The template's shares of one GPU, as the pod carries them (gpu_fraction.h).
+// `tmpl` is the template decoded; its containers are the JSON's, in order.
+void ShareGpus(const Pod& tmpl, const GpuFractionOptions& options, Value& pod, PodAllocator& a) {
+  const std::vector<int32_t> shares = ContainerGpuShares(tmpl);
+  Value& containers = *Find(pod["spec"], "containers");
+  int64_t total = 0;
+  for (size_t j = 0; j < shares.size() && j < containers.Size(); ++j) {
+    if (shares[j] == 0) continue;
+    total += shares[j];
+    Value& c = containers[static_cast<rapidjson::SizeType>(j)];
+    const std::vector<std::string_view> maps = RemoveGpuAmount(c);
+    if (options.mode == GpuFractionMode::kVgpu) {
+      AddVgpuResources(c, maps, shares[j], options, a);
+    } else {
+      AddShareEnv(c, shares[j], a);
+    }
+  }
+  if (total > 0 && options.mode == GpuFractionMode::kAnnotation) {
+    SetMember(pod["metadata"]["annotations"], kAnnotationGpuFraction,
+              Str(FormatResourceQuantity(kNvidiaGpu, total), a), a);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::string> BuildPod(const Job& job, size_t task, int index,
@@ -258,6 +366,7 @@ StatusOr<std::string> BuildPod(const Job& job, size_t task, int index,
   SetIfEmpty(spec, "priorityClassName", job.spec.priority_class_name, a);
   AddGate(spec, options, a);
   AddJobVolumes(job, spec, a);
+  ShareGpus(ts.template_pod, options.gpu_fraction, pod, a);
   ApplyPlugins(job, task, index, &pod);
 
   return kube::ToCompactJson(pod);

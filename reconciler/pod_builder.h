@@ -21,6 +21,7 @@
 
 #include "model/job.h"
 #include "model/status.h"
+#include "reconciler/gpu_fraction.h"
 
 namespace muster::reconciler {
 
@@ -29,6 +30,9 @@ struct PodBuildOptions {
   // kGangGate (naming.h) so they wait until the extender reserves the whole
   // gang. Others are created ungated.
   std::vector<std::string> gated_schedulers = {"volcano"};
+  // What a share of one GPU in a template (`nvidia.com/gpu: 0.5`) becomes
+  // (gpu_fraction.h; --gpu-fraction-mode).
+  GpuFractionOptions gpu_fraction;
 };
 
 // The core/v1 Pod body (compact JSON for POST) of replica `index` of
@@ -46,6 +50,15 @@ struct PodBuildOptions {
 //     the job when the template has none, the gate when the scheduler is
 //     gated, and per spec.volumes[k] a PVC volume mounted at its mountPath in
 //     every container (not init containers, as Volcano);
+//   - a share of one GPU (gpu_fraction.h): each container's fractional
+//     nvidia.com/gpu removed from its limits and requests (a map left empty
+//     goes too); in kAnnotation mode the pod annotation
+//     muster.io/gpu-fraction (the pod's share) and, per container that asked
+//     a share, env NVIDIA_VISIBLE_DEVICES from the downward API
+//     (metadata.annotations['muster.io/visible-devices']) and
+//     MUSTER_GPU_FRACTION (its share), each unless the container sets it;
+//     in kVgpu mode volcano.sh/vgpu-number, -cores and -memory in its limits
+//     (and its requests when it had the share there);
 //   - then the plugins (plugins.h ApplyPlugins).
 // InvalidArgument naming the field for a task or index out of range or a
 // template that is not a PodTemplateSpec, e.g.

@@ -98,6 +98,25 @@ constexpr std::string_view kMpiJob = R"({
          "ports": [{"name": "ssh", "containerPort": 22}]}]}}}]}
 })";
 
+// Issue 18's MPI job, defaulted: each worker asks half a GPU.
+constexpr std::string_view kMpiHalfGpuJob = R"({
+  "metadata": {"name": "lm-mpi-job", "namespace": "default", "uid": "u-9"},
+  "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": 1, "maxRetry": 3,
+    "plugins": {"mpi": ["--master=mpimaster", "--worker=mpiworker", "--port=22"],
+                "svc": [], "ssh": []},
+    "tasks": [
+      {"name": "mpimaster", "replicas": 1, "minAvailable": 1, "maxRetry": 3,
+       "policies": [{"event": "TaskCompleted", "action": "CompleteJob"}],
+       "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "mpimaster",
+         "image": "example-mpi:0.0.1",
+         "command": ["/bin/sh", "-c", "mkdir -p /var/run/sshd; /usr/sbin/sshd; mpiexec --allow-run-as-root --host ${MPI_HOST} -np 2 mpi_hello_world"]}]}}},
+      {"name": "mpiworker", "replicas": 2, "minAvailable": 2, "maxRetry": 3,
+       "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "mpiworker",
+         "image": "example-mpi:0.0.1",
+         "command": ["/bin/sh", "-c", "mkdir -p /var/run/sshd; /usr/sbin/sshd -D"],
+         "resources": {"limits": {"nvidia.com/gpu": 0.5}}}]}}}]}
+})";
+
 constexpr std::string_view kPyTorchJob = R"({
   "metadata": {"name": "pytorch-job", "namespace": "default", "uid": "u-6"},
   "spec": {"schedulerName": "volcano", "queue": "default", "minAvailable": 3, "maxRetry": 3,
@@ -204,13 +223,21 @@ struct GoldenCase {
   std::string_view job;
   size_t task;
   int index;
+  PodBuildOptions options = {};
 };
+
+// vgpu mode on 80 GB GPUs.
+PodBuildOptions VgpuMode() {
+  PodBuildOptions options;
+  options.gpu_fraction = {.mode = GpuFractionMode::kVgpu, .vgpu_gpu_memory_mib = 81920};
+  return options;
+}
 
 class PodBuilderGoldenTest : public testing::TestWithParam<GoldenCase> {};
 
 TEST_P(PodBuilderGoldenTest, MatchesGoldenFile) {
   const GoldenCase& c = GetParam();
-  StatusOr<std::string> pod = BuildPod(Decode(c.job), c.task, c.index);
+  StatusOr<std::string> pod = BuildPod(Decode(c.job), c.task, c.index, c.options);
   ASSERT_TRUE(pod.ok()) << pod.status();
   ExpectGolden(c.golden, *pod);
 }
@@ -225,7 +252,9 @@ INSTANTIATE_TEST_SUITE_P(
                     GoldenCase{"pytorch_worker", kPyTorchJob, 1, 1},
                     GoldenCase{"tensorflow_worker", kTensorFlowJob, 1, 1},
                     GoldenCase{"ray_head", kRayJob, 0, 0}, GoldenCase{"ray_worker", kRayJob, 1, 1},
-                    GoldenCase{"volumes", kVolumesJob, 0, 0}),
+                    GoldenCase{"volumes", kVolumesJob, 0, 0},
+                    GoldenCase{"mpi_worker_half_gpu", kMpiHalfGpuJob, 1, 1},
+                    GoldenCase{"mpi_worker_half_gpu_vgpu", kMpiHalfGpuJob, 1, 0, VgpuMode()}),
     [](const testing::TestParamInfo<GoldenCase>& info) { return info.param.golden; });
 
 // The objects of the MPI job (svc + ssh) with a fixed key pair.
@@ -400,6 +429,121 @@ TEST(PodBuilderTest, BadInputNamesTheField) {
     EXPECT_EQ(pod.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_EQ(pod.status().message().rfind(c.want, 0), 0u)
         << c.name << ": " << pod.status().message();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A share of one GPU (gpu_fraction.h).
+
+std::string EnvOf(const rapidjson::Value& container) {
+  std::string out;
+  if (!container.HasMember("env")) return out;
+  for (const auto& e : container["env"].GetArray()) {
+    out += std::string(e["name"].GetString()) + "=";
+    if (e.HasMember("value")) {
+      out += e["value"].GetString();
+    } else {
+      out += std::string("<") + e["valueFrom"]["fieldRef"]["fieldPath"].GetString() + ">";
+    }
+    out += ";";
+  }
+  return out;
+}
+
+std::string JsonOf(const rapidjson::Value& v) { return kube::ToCompactJson(v); }
+
+Job ShareJob(std::string_view containers) {
+  Job job = Decode(kPlainJob);
+  job.spec.tasks[0].template_json = R"({"spec":{"containers":)" + std::string(containers) + "}}";
+  StatusOr<Job> decoded = kube::DecodeJob(kube::EncodeJob(job));
+  EXPECT_TRUE(decoded.ok()) << decoded.status();
+  return decoded.ok() ? *decoded : job;
+}
+
+TEST(PodBuilderGpuShareTest, AnnotationModeSumsTheSharesAndTellsEachContainerItsOwn) {
+  const Job job = ShareJob(
+      R"([{"name":"a","image":"i","resources":{"limits":{"nvidia.com/gpu":"0.25","cpu":"1"}}},)"
+      R"({"name":"b","image":"i","resources":{"requests":{"nvidia.com/gpu":"500m"}},)"
+      R"("env":[{"name":"NVIDIA_VISIBLE_DEVICES","value":"0"}]},)"
+      R"({"name":"sidecar","image":"i"}])");
+  const rapidjson::Document pod = BuildParsed(job, 0, 0);
+  EXPECT_STREQ(pod["metadata"]["annotations"]["muster.io/gpu-fraction"].GetString(), "0.75");
+  const auto& c = pod["spec"]["containers"];
+  EXPECT_EQ(JsonOf(c[0]["resources"]), R"({"limits":{"cpu":"1"}})");
+  EXPECT_FALSE(c[1].HasMember("resources"));  // emptied: gone
+  EXPECT_EQ(EnvOf(c[0]),
+            "NVIDIA_VISIBLE_DEVICES=<metadata.annotations['muster.io/visible-devices']>;"
+            "MUSTER_GPU_FRACTION=0.25;");
+  // The container's own NVIDIA_VISIBLE_DEVICES wins.
+  EXPECT_EQ(EnvOf(c[1]), "NVIDIA_VISIBLE_DEVICES=0;MUSTER_GPU_FRACTION=0.5;");
+  EXPECT_EQ(EnvOf(c[2]), "");
+}
+
+TEST(PodBuilderGpuShareTest, VgpuModeAsksTheDevicePluginsResources) {
+  const Job job =
+      ShareJob(R"([{"name":"a","image":"i","resources":{"limits":{"nvidia.com/gpu":0.3,"cpu":"1"},)"
+               R"("requests":{"nvidia.com/gpu":0.3,"cpu":"1"}}},)"
+               R"({"name":"b","image":"i","resources":{"requests":{"nvidia.com/gpu":0.25}}}])");
+  PodBuildOptions options;
+  options.gpu_fraction = {.mode = GpuFractionMode::kVgpu, .vgpu_gpu_memory_mib = 16160};
+  const rapidjson::Document pod = BuildParsed(job, 0, 0, options);
+  EXPECT_FALSE(pod["metadata"]["annotations"].HasMember("muster.io/gpu-fraction"));
+  const auto& c = pod["spec"]["containers"];
+  EXPECT_EQ(
+      JsonOf(c[0]["resources"]),
+      R"({"limits":{"cpu":"1","volcano.sh/vgpu-number":"1","volcano.sh/vgpu-cores":"30",)"
+      R"("volcano.sh/vgpu-memory":"4848"},"requests":{"cpu":"1","volcano.sh/vgpu-number":"1",)"
+      R"("volcano.sh/vgpu-cores":"30","volcano.sh/vgpu-memory":"4848"}})");
+  // Limits always (an extended resource needs one), requests where the share was.
+  EXPECT_EQ(JsonOf(c[1]["resources"]),
+            R"({"limits":{"volcano.sh/vgpu-number":"1","volcano.sh/vgpu-cores":"25",)"
+            R"("volcano.sh/vgpu-memory":"4040"},"requests":{"volcano.sh/vgpu-number":"1",)"
+            R"("volcano.sh/vgpu-cores":"25","volcano.sh/vgpu-memory":"4040"}})");
+  // The device plugin gives the container its GPU: no variables of muster's.
+  EXPECT_EQ(EnvOf(c[0]), "");
+}
+
+// JSON may name a resource twice. The API server never serves such a Job (it
+// stores objects, not text), but BuildPod takes the template's text as it
+// comes: the share it removes must be the one the decoder read, which is the
+// last copy, and then no copy of it may stay (the API server, too, reads the
+// last one).
+TEST(PodBuilderGpuShareTest, AResourceWrittenTwiceIsReadAsItsLastCopy) {
+  struct Case {
+    std::string name;
+    std::string limits;
+    std::string want_share;      // muster.io/gpu-fraction, "" when none
+    std::string want_resources;  // the container's, "" when none
+  };
+  const std::vector<Case> cases = {
+      {"a share after a whole GPU: every copy goes", R"({"nvidia.com/gpu":1,"nvidia.com/gpu":0.5})",
+       "0.5", ""},
+      {"a whole GPU after a share: as written", R"({"nvidia.com/gpu":0.5,"nvidia.com/gpu":1})", "",
+       R"({"limits":{"nvidia.com/gpu":0.5,"nvidia.com/gpu":1}})"},
+  };
+  for (const Case& c : cases) {
+    const Job job =
+        ShareJob(R"([{"name":"a","image":"i","resources":{"limits":)" + c.limits + "}}]");
+    const rapidjson::Document pod = BuildParsed(job, 0, 0);
+    const rapidjson::Value& annotations = pod["metadata"]["annotations"];
+    EXPECT_EQ(annotations.HasMember("muster.io/gpu-fraction")
+                  ? annotations["muster.io/gpu-fraction"].GetString()
+                  : "",
+              c.want_share)
+        << c.name;
+    const rapidjson::Value& container = pod["spec"]["containers"][0];
+    EXPECT_EQ(container.HasMember("resources") ? JsonOf(container["resources"]) : "",
+              c.want_resources)
+        << c.name;
+  }
+}
+
+TEST(PodBuilderGpuShareTest, WholeGpusAreLeftAlone) {
+  for (const PodBuildOptions& options : {PodBuildOptions{}, VgpuMode()}) {
+    const rapidjson::Document pod = BuildParsed(Decode(kPlainJob), 0, 0, options);
+    EXPECT_FALSE(pod["metadata"]["annotations"].HasMember("muster.io/gpu-fraction"));
+    EXPECT_EQ(JsonOf(pod["spec"]["containers"][0]["resources"]),
+              R"({"requests":{"cpu":"2","nvidia.com/gpu":1}})");
   }
 }
 

@@ -13,8 +13,9 @@
 # through a Queue capped at 4 GPUs (plain pods in a queue, as Volcano's
 # PodGroups of one); kwok plays every pod's lifecycle (Running, then
 # Succeeded/Failed after its muster.io/run-seconds). The Volcano Jobs of
-# examples/volcano/ (CTR parameter server, MPI, PyTorch, an LLM pretraining
-# gang, a three-stage dependsOn chain) run through the muster reconciler
+# examples/volcano/ (CTR parameter server, MPI, the MPI Job whose workers ask
+# half a GPU each, PyTorch, an LLM pretraining gang, a three-stage dependsOn
+# chain) run through the muster reconciler
 # (also started by cluster.sh --muster): PodGroup, gated pods, plugins,
 # completion. The demo ends when every pod and every Job has finished.
 #

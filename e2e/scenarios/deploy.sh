@@ -237,6 +237,8 @@ can reconciler yes create podgroups.scheduling.volcano.sh -n "$E2E_NS"
 can reconciler yes create secrets -n "$E2E_NS"
 can reconciler yes delete commands.bus.volcano.sh -n "$E2E_NS"
 can reconciler yes patch queues.scheduling.volcano.sh --subresource=status
+can reconciler yes list nodes
+can reconciler yes watch nodes
 # ... and what neither process needs.
 can extender no create pods -n "$E2E_NS"
 can extender no delete pods -n "$E2E_NS"
@@ -249,7 +251,8 @@ can reconciler no get secrets -n "$E2E_NS"
 can reconciler no list configmaps -n "$E2E_NS"
 can reconciler no create pods --subresource=binding -n "$E2E_NS"
 can reconciler no create pods --subresource=eviction -n "$E2E_NS"
-can reconciler no list nodes
+can reconciler no get nodes
+can reconciler no patch nodes
 can reconciler no patch queues.scheduling.volcano.sh
 can reconciler no create commands.bus.volcano.sh -n "$E2E_NS"
 can reconciler no update jobs.batch.volcano.sh -n "$E2E_NS"

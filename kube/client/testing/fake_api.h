@@ -15,8 +15,9 @@
 // as an RFC 7386 merge patch (a patch of the status subresource changes
 // status only; metadata.resourceVersion in the patch is a precondition),
 // DELETE (preconditions.uid checked: 409 Conflict). Errors carry a
-// metav1.Status body. FailNext() injects one answer. No label or field
-// selectors, no admission, no garbage collection.
+// metav1.Status body. FailNext() injects one answer; SetCreateCheck() plays
+// the API server's validation of creates (422 Invalid). No label or field
+// selectors, no other admission, no garbage collection.
 //
 // Header-only, test code only (not compiled into any library).
 //
@@ -36,6 +37,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -96,6 +98,15 @@ class FakeApi final : public HttpTransport {
   void FailNext(std::string method, std::string path, int code) {
     std::lock_guard lock(mu_);
     failures_.push_back({std::move(method), std::move(path), code});
+  }
+
+  // Every later POST to a collection is first put to `check(collection,
+  // body)` - collection as "/api/v1/pods" - and refused with 422 Invalid and
+  // its answer as the message when that is not empty.
+  using CreateCheck = std::function<std::string(const std::string&, const std::string&)>;
+  void SetCreateCheck(CreateCheck check) {
+    std::lock_guard lock(mu_);
+    create_check_ = std::move(check);
   }
 
   StatusOr<HttpResponse> Send(const HttpRequest& request) override {
@@ -303,7 +314,12 @@ class FakeApi final : public HttpTransport {
     return true;
   }
 
-  static HttpResponse Error(int code, const std::string& reason, const std::string& message) {
+  static HttpResponse Error(int code, const std::string& reason, const std::string& text) {
+    std::string message;  // a JSON string's content
+    for (char c : text) {
+      if (c == '"' || c == '\\') message += '\\';
+      message += c;
+    }
     return HttpResponse{.status = code,
                         .body = R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
                                 R"("reason":")" +
@@ -332,6 +348,11 @@ class FakeApi final : public HttpTransport {
   }
 
   HttpResponse Create(Path p, const std::string& body) {
+    if (create_check_) {
+      if (std::string refused = create_check_(p.collection, body); !refused.empty()) {
+        return Error(422, "Invalid", refused);
+      }
+    }
     rapidjson::Document doc;
     doc.Parse(body.c_str());
     if (doc.HasParseError() || !doc.IsObject()) return Error(400, "BadRequest", "not JSON");
@@ -396,6 +417,7 @@ class FakeApi final : public HttpTransport {
   std::vector<WatchEvent> events_;
   std::vector<Recorded> requests_;
   std::deque<Failure> failures_;
+  CreateCheck create_check_;
 };
 
 }  // namespace muster::kube::testing
