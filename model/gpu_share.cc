@@ -52,7 +52,7 @@ StatusOr<std::optional<GpuShareAsk>> VgpuAskOf(const Container& c, size_t i) {
   }
   if (cores && *cores > 100) {
     return InvalidArgumentError(ContainerPath(i, kVgpuCores) + ": " + std::to_string(*cores) +
-                                "% of a GPU's compute: at most 100");
+                                " percent of a GPU's compute: at most 100");
   }
   ask.compute = static_cast<int32_t>(cores.value_or(0)) * 10;
   if (memory && *memory > 0) {
@@ -60,7 +60,8 @@ StatusOr<std::optional<GpuShareAsk>> VgpuAskOf(const Container& c, size_t i) {
   } else if (percent && *percent > 0) {
     if (*percent > 100) {
       return InvalidArgumentError(ContainerPath(i, kVgpuMemoryPercentage) + ": " +
-                                  std::to_string(*percent) + "% of a GPU's memory: at most 100");
+                                  std::to_string(*percent) +
+                                  " percent of a GPU's memory: at most 100");
     }
     ask.memory_permille = static_cast<int32_t>(*percent) * 10;
   } else {
@@ -335,9 +336,9 @@ std::string DescribeShareAsk(const GpuShareAsk& ask) {
   if (ask.memory_mib > 0) {
     add(std::to_string(ask.memory_mib) + " MiB");
   } else if (ask.memory_permille > 0) {
-    add(std::to_string(ask.memory_permille / 10) + "% memory");
+    add(std::to_string(ask.memory_permille / 10) + " percent memory");
   }
-  if (ask.compute > 0) add(std::to_string(ask.compute / 10) + "% compute");
+  if (ask.compute > 0) add(std::to_string(ask.compute / 10) + " percent compute");
   return std::to_string(ask.gpus) + (ask.gpus == 1 ? " vGPU" : " vGPUs") +
          (each.empty() ? "" : " (" + each + ")");
 }

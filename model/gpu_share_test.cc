@@ -141,6 +141,11 @@ TEST(PlaceSharesTest, SaysWhatIsLeftWhenNothingFits) {
       {"compute", Cards(1), Fraction(500), "needs 0.5 of a GPU: largest free share here is 0.3"},
       {"memory", Cards(1, 1000), Vgpu(1, 950, 0),
        "needs 1 vGPU (950 MiB): most GPU memory free here is 900 MiB"},
+      // No '%' in a verdict: kube-scheduler records the filter's message as
+      // the format of its FailedScheduling Event (Eventf in
+      // pkg/scheduler/schedule_one.go), where "20% c" read "20%!c(MISSING)".
+      {"compute of a vGPU", Cards(1, 16000), Vgpu(1, 2000, 40),
+       "needs 1 vGPU (2000 MiB, 40 percent compute): largest free share here is 0.3"},
       {"unknown memory", Cards(1), Vgpu(1, 1024, 0),
        "GPU memory unknown here: cannot give 1024 MiB"},
       {"unknown memory, all of it", Cards(1),
@@ -262,7 +267,8 @@ TEST(GpuDemandOfTest, ReadsEveryFormAndRefusesMixtures) {
       {"cores above 100",
        MakePod("p").Limit(kVgpuNumber, "1").Limit(kVgpuCores, "150"),
        {},
-       "spec.containers[0].resources.limits[volcano.sh/vgpu-cores]: 150% of a GPU's compute: at "
+       "spec.containers[0].resources.limits[volcano.sh/vgpu-cores]: 150 percent of a GPU's "
+       "compute: at "
        "most 100"},
       {"cores without a vGPU",
        MakePod("p").Limit(kVgpuCores, "50"),

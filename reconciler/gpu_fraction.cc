@@ -175,9 +175,9 @@ Status CheckContainerMemory(const Container& c, int32_t share, const std::string
                                 std::to_string(largest) + " MiB)");
     }
   } else if (percent && percent->value > 0 && largest == 0) {
-    return Invalid(
-        FieldPath(path, percent->map, kVgpuMemoryPercentage),
-        std::to_string(percent->value) + "% of a GPU's memory, and " + std::string(kUnknownMemory));
+    return Invalid(FieldPath(path, percent->map, kVgpuMemoryPercentage),
+                   std::to_string(percent->value) + " percent of a GPU's memory, and " +
+                       std::string(kUnknownMemory));
   }
   if (!vgpu_share) return Status::Ok();
   const int64_t mib = VgpuShareOf(share, options.vgpu_gpu_memory_mib).memory_mib;

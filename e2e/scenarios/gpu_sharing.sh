@@ -14,7 +14,8 @@
 #     Completed, its workers are cleaned up and their GPUs are free again.
 #  4. The stock side: the same worker pod sent to the default scheduler is
 #     refused by the API (a fractional extended resource); rounded up to a
-#     whole GPU, the 6 workers of step 2 would hold 6 GPUs, not 3.
+#     whole GPU, the default scheduler binds the 6 workers of step 2 to 6
+#     GPUs, not 3.
 #  5. Volcano's vGPU resources: eight kwok nodes that publish the vGPU
 #     device plugin's registration (volcano.sh/node-vgpu-register: 2 GPUs of
 #     16384 MiB, 4 vGPUs each) take 50 pods asking volcano.sh/vgpu-number,
@@ -129,10 +130,35 @@ spec:
 YAML
 )
 expect_contains "the API's answer to a stock pod asking nvidia.com/gpu: 0.5" "$stock" "must be an integer"
+# The stock scheduler, given what it can take (the share rounded up to a
+# whole GPU), binds the 6 workers of step 2 to 6 GPUs.
+for i in 0 1 2 3 4 5; do
+  k create -f - >/dev/null <<YAML || fail "cannot create stock-worker-$i"
+apiVersion: v1
+kind: Pod
+metadata: {name: stock-worker-$i, labels: {e2e: stock-worker}}
+spec:
+  schedulerName: default-scheduler
+  containers:
+  - name: mpiworker
+    image: example-mpi:0.0.1
+    resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+done
+stock_bound_is() {
+  (($(k get pods -l e2e=stock-worker -o 'jsonpath={range .items[?(@.spec.nodeName)]}{.metadata.name}{"\n"}{end}' | grep -c .) == $1))
+}
+wait_for "the stock scheduler binds its 6 whole-GPU workers" 60 stock_bound_is 6
+stock_gpus=$(k get pods -l e2e=stock-worker -o \
+  'jsonpath={range .items[?(@.spec.nodeName)]}{.spec.containers[0].resources.limits.nvidia\.com/gpu}{"\n"}{end}' |
+  awk '{s += $1} END {print s}')
+expect_eq "GPUs the stock scheduler's 6 bound rounded-up workers hold" "$stock_gpus" 6
+k delete pods -l e2e=stock-worker --wait=false >/dev/null
 e2e_log "side by side, 3 MPI Jobs of 2 half-GPU workers:"
 e2e_log "  muster: 6 workers on 3 GPUs (shares, packed two to a GPU)"
 e2e_log "  stock:  the worker pod is refused by the API ($(tr '\n' ' ' <<<"$stock" | cut -c1-160));"
-e2e_log "          rounded up to nvidia.com/gpu: 1, the 6 workers hold 6 GPUs"
+e2e_log "          rounded up to nvidia.com/gpu: 1, the stock scheduler bound the 6 workers to $stock_gpus GPUs"
+pass "stock side: the API refuses the share; rounded up, 6 workers take $stock_gpus GPUs against muster's 3"
 
 # ---- 5. Volcano's vGPU resources on nodes its device plugin registered.
 for node in "${VNODES[@]}"; do
