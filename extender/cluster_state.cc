@@ -625,13 +625,15 @@ Status ClusterState::CheckAccounting() const {
 }
 
 void GpuUsage::Add(const NodeInfo& node) {
+  // A node that is gone (its pods not yet collected) has no GPUs to report.
+  if (!node.known()) return;
   for (const GpuCardUse& use : node.gpu_holds.uses) {
     if (use.sharers == 0) continue;
     ++shared_gpus;
     if (use.compute < kGpuCompute) ++partly_used_gpus;
     shared_compute += use.compute;
   }
-  const int64_t capacity = node.known() ? node.allocatable.Get(kNvidiaGpu) : 0;
+  const int64_t capacity = node.allocatable.Get(kNvidiaGpu);
   if (capacity <= 0) return;
   const int64_t free = std::clamp<int64_t>(node.Free(kNvidiaGpu), 0, capacity);
   allocated += capacity - free;

@@ -236,6 +236,31 @@ TEST(GpuUsageTest, SumsNodesAndCountsStrandedGpus) {
   }
 }
 
+// A deleted node's GPUs are no longer the cluster's: the pods still bound
+// there (until the pod garbage collector removes them) must not keep its
+// GPUs in muster_gpus_shared.
+TEST(GpuUsageTest, ADeletedNodesSharedGpusLeaveTheCount) {
+  FakeClock clock;
+  ClusterState state(clock);
+  state.UpsertNode(MakeNode("n1").Gpu(4).Label("nvidia.com/gpu.memory", "81920"));
+  state.UpsertPod(MakePod("a")
+                      .Uid("a")
+                      .NodeName("n1")
+                      .Annotation(kAnnotationGpuFraction, "0.5")
+                      .Annotation("muster.io/gpu-shares", "0:500:40960"));
+  const auto usage = [&state] {
+    GpuUsage got;
+    state.Snapshot().ForEachNode([&got](const NodeInfo& n) { got.Add(n); });
+    return got;
+  };
+  EXPECT_EQ(usage().shared_gpus, 1);
+  EXPECT_EQ(usage().partly_used_gpus, 1);
+  state.DeleteNode("n1");
+  EXPECT_EQ(usage().shared_gpus, 0);
+  EXPECT_EQ(usage().partly_used_gpus, 0);
+  EXPECT_EQ(usage().shared_compute, 0);
+}
+
 // ---- bind.
 
 struct GpuCluster {

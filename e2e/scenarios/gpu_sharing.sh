@@ -43,6 +43,11 @@ for i in 0 1 2 3 4 5 6 7; do VNODES+=("vgpu-$SUFFIX-$i"); done
 e2e_before_cleanup() {
   curl -fsS --max-time 2 "$EXT_URL/readyz" >/dev/null 2>&1 ||
     "$CLUSTER" extender start ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 || true
+  # Pods first, while kwok still runs their nodes and finalizes them: pods
+  # left on a deleted node stay Terminating until kcm's pod garbage
+  # collector takes them (about a minute), holding this namespace and the
+  # next scenario, which waits for it.
+  k delete pods --all --wait=true --timeout=60s >/dev/null 2>&1 || true
   "$MUSTER_KUBECTL" delete node "${VNODES[@]}" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 
