@@ -23,6 +23,7 @@
 #include "kube/codec/json.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/controller.h"
+#include "reconciler/testing/controller_fixture.h"
 
 namespace muster::reconciler {
 namespace {
@@ -33,7 +34,7 @@ using ::testing::StartsWith;
 
 using kube::testing::WaitFor;
 
-constexpr std::string_view kNs = "ml";
+constexpr std::string_view kNs = fixtures::kJobNamespace;
 
 // One task "worker" of `replicas` pods asking `cpu` each; `extra` goes into
 // the spec (e.g. a runningEstimate).
@@ -47,60 +48,10 @@ std::string JobJson(const std::string& name, const std::string& cpu, int replica
          cpu + R"("}}}]}}}]}})";
 }
 
-class JobControllerUndecodableTest : public ::testing::Test {
+class JobControllerUndecodableTest : public fixtures::JobControllerTest {
  protected:
-  JobControllerUndecodableTest() {
-    kube::ClientOptions options;
-    options.retry.max_attempts = 1;
-    client_ = std::make_unique<kube::Client>(api_, kube::ClientConfig{}, options);
-  }
-  ~JobControllerUndecodableTest() override { StopController(); }
-
-  void StartController() {
-    ControllerOptions options;
-    options.workers = 2;
-    controller_ = std::make_unique<JobController>(client_.get(), RealClock(), options, &metrics_);
-    controller_->Start();
-    ASSERT_TRUE(WaitFor([&] { return controller_->Synced(); }));
-  }
-  void StopController() {
-    if (controller_) controller_->Stop();
-    controller_.reset();
-  }
-
-  static kube::ResourceRef JobRef(const std::string& name) {
-    return kube::VolcanoJobsRef().WithNamespace(std::string(kNs)).WithName(name);
-  }
-  // The Job's status as stored (it decodes on its own: only the spec is bad).
-  JobStatus Status(const std::string& name) const {
-    std::optional<std::string> json = api_->Get(JobRef(name));
-    if (!json) return {};
-    StatusOr<JobStatus> status = kube::DecodeJobStatusOf(*json);
-    return status.ok() ? *status : JobStatus{};
-  }
-  std::vector<std::string> Events(const std::string& name) const {
-    std::vector<std::string> out;
-    for (const std::string& json : api_->List(kube::ResourceRef::Core("events"))) {
-      StatusOr<Event> e = kube::DecodeEvent(json);
-      if (e.ok() && e->involved_object.name == name) {
-        out.push_back(e->type + " " + e->reason + ": " + e->message);
-      }
-    }
-    return out;
-  }
-  // Names of the pods (or PodGroups) that start with `prefix`.
-  std::vector<std::string> Named(const kube::ResourceRef& collection,
-                                 const std::string& prefix) const {
-    std::vector<std::string> out;
-    for (const std::string& json : api_->List(collection)) {
-      const ObjectMeta meta = kube::DecodeObjectIdentity(json);
-      if (meta.name.starts_with(prefix)) out.push_back(meta.name);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
   std::vector<std::string> Pods(const std::string& job) const {
-    return Named(kube::ResourceRef::Core("pods"), job + "-");
+    return Names(PodsRef(), job + "-");
   }
   int StatusPatches(const std::string& name) const {
     int n = 0;
@@ -114,23 +65,6 @@ class JobControllerUndecodableTest : public ::testing::Test {
         R"({"metadata":{"generation":)" + std::to_string(generation) + R"(},"spec":)" + spec + "}";
     ASSERT_TRUE(client_->Patch(JobRef(name), kube::PatchType::kMerge, patch).ok());
   }
-  void AdmitGroupOf(const std::string& job) {
-    std::vector<std::string> groups;
-    ASSERT_TRUE(WaitFor([&] {
-      groups = Named(kube::PodGroupsRef(), job + "-");
-      return !groups.empty();
-    }));
-    ASSERT_TRUE(
-        client_
-            ->Patch(kube::PodGroupsRef().WithNamespace(std::string(kNs)).WithName(groups.front()),
-                    kube::PatchType::kMerge, R"({"status":{"phase":"Inqueue"}})")
-            .ok());
-  }
-
-  std::shared_ptr<kube::testing::FakeApi> api_ = std::make_shared<kube::testing::FakeApi>();
-  std::unique_ptr<kube::Client> client_;
-  ReconcilerMetrics metrics_;
-  std::unique_ptr<JobController> controller_;
 };
 
 const std::string kBadCpu =
@@ -157,7 +91,7 @@ TEST_F(JobControllerUndecodableTest, ANewJobThatDoesNotDecodeFailsNamingTheField
   // syncs (its own write comes back as a new version that does not decode).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_THAT(Pods("bad"), ::testing::IsEmpty());
-  EXPECT_THAT(Named(kube::PodGroupsRef(), "bad-"), ::testing::IsEmpty());
+  EXPECT_THAT(Names(kube::PodGroupsRef(), "bad-"), ::testing::IsEmpty());
   EXPECT_EQ(Events("bad").size(), 1u);
   EXPECT_EQ(StatusPatches("bad"), 1);
   EXPECT_THAT(metrics_.Serialize(), HasSubstr("muster_reconciler_invalid_jobs_total 1"));

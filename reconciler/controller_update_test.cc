@@ -29,6 +29,7 @@
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/controller.h"
 #include "reconciler/job_admission.h"
+#include "reconciler/testing/controller_fixture.h"
 
 namespace muster::reconciler {
 namespace {
@@ -39,7 +40,7 @@ using ::testing::Not;
 
 using kube::testing::WaitFor;
 
-constexpr std::string_view kNs = "ml";
+constexpr std::string_view kNs = fixtures::kJobNamespace;
 
 // Task "worker" of `replicas` pods of image `image` (1 CPU each), with svc.
 std::string TasksJson(int replicas, const std::string& image, int min_available = -1) {
@@ -55,30 +56,10 @@ std::string JobJson(const std::string& status = "") {
          TasksJson(2, "img:1") + "}" + (status.empty() ? "" : R"(,"status":)" + status) + "}";
 }
 
-class JobControllerUpdateTest : public ::testing::Test {
+class JobControllerUpdateTest : public fixtures::JobControllerTest {
  protected:
-  JobControllerUpdateTest() {
-    kube::ClientOptions options;
-    options.retry.max_attempts = 1;
-    client_ = std::make_unique<kube::Client>(api_, kube::ClientConfig{}, options);
-  }
-  ~JobControllerUpdateTest() override { StopController(); }
-
-  void StartController() {
-    ControllerOptions options;
-    options.workers = 2;
-    controller_ = std::make_unique<JobController>(client_.get(), RealClock(), options, &metrics_);
-    controller_->Start();
-    ASSERT_TRUE(WaitFor([&] { return controller_->Synced(); }));
-  }
-  void StopController() {
-    if (controller_) controller_->Stop();
-    controller_.reset();
-  }
-
-  kube::ResourceRef JobRef() const {
-    return kube::VolcanoJobsRef().WithNamespace(std::string(kNs)).WithName("train");
-  }
+  using JobControllerTest::JobRef;
+  static kube::ResourceRef JobRef() { return JobRef("train"); }
   std::optional<Job> GetJob() const {
     std::optional<std::string> json = api_->Get(JobRef());
     if (!json) return std::nullopt;
@@ -134,14 +115,10 @@ class JobControllerUpdateTest : public ::testing::Test {
     for (const auto& m : data.GetObject()) out[m.name.GetString()] = m.value.GetString();
     return out;
   }
+  // The Job's Events, one a line.
   std::string Events() const {
     std::string out;
-    for (const std::string& json : api_->List(kube::ResourceRef::Core("events"))) {
-      StatusOr<Event> e = kube::DecodeEvent(json);
-      if (e.ok() && e->involved_object.name == "train") {
-        out += e->type + " " + e->reason + ": " + e->message + "\n";
-      }
-    }
+    for (const std::string& line : JobControllerTest::Events("train")) out += line + "\n";
     return out;
   }
   // The Job runs: PodGroup admitted, both workers created.
@@ -155,11 +132,6 @@ class JobControllerUpdateTest : public ::testing::Test {
       return job && job->status.controlled_resources.contains(std::string(kAcceptedSpecKey));
     }));
   }
-
-  std::shared_ptr<kube::testing::FakeApi> api_ = std::make_shared<kube::testing::FakeApi>();
-  std::unique_ptr<kube::Client> client_;
-  ReconcilerMetrics metrics_;
-  std::unique_ptr<JobController> controller_;
 };
 
 const std::string kTemplateRefused =
