@@ -23,6 +23,20 @@
 namespace muster::reconciler {
 namespace {
 
+// A merge patch of the Job's status (`body`, a JSON object) that holds only
+// if the Job is still at the resourceVersion it was read at: the API answers
+// 409 when a newer version is on its way, whose status must be judged anew.
+StatusOr<std::string> PatchStatusAtVersion(kube::Client& client, ReconcilerMetrics& metrics,
+                                           const ObjectMeta& job, const std::string& body) {
+  const std::string patch =
+      "{\"metadata\":{\"resourceVersion\":\"" + job.resource_version + "\"}," + body.substr(1);
+  StatusOr<std::string> r =
+      client.PatchStatus(kube::VolcanoJobsRef().WithNamespace(job.namespace_).WithName(job.name),
+                         kube::PatchType::kMerge, patch);
+  metrics.CountWrite("patch", "jobs");
+  return r;
+}
+
 using PodGroupOp = Plan::PodGroupOp;
 
 // How long a write we made may stay unseen by the informers before the
@@ -767,13 +781,8 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
   // taskStatusCount holds every task and phase (lifecycle.cc CountPods): a
   // merge patch cannot remove a key it does not name, so a task the status
   // names and the Job no longer has is named as null (StatusPatchBody).
-  std::string body = StatusPatchBody(job.status, status);
-  std::string patch =
-      "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
-  StatusOr<std::string> r = client_->PatchStatus(
-      kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name),
-      kube::PatchType::kMerge, patch);
-  metrics_->CountWrite("patch", "jobs");
+  StatusOr<std::string> r =
+      PatchStatusAtVersion(*client_, *metrics_, job.meta, StatusPatchBody(job.status, status));
   if (!r.ok()) return r.status();
   {
     std::lock_guard lock(mu_);
@@ -1011,13 +1020,8 @@ void JobController::AnswerUndecodable(const kube::UndecodableObject& job) {
     return;  // said already (before a restart)
   }
   spdlog::warn("reconciler: job {} does not decode: {}", key, job.problem);
-  std::string body = kube::EncodeJobStatePatch(want, conditions);
-  std::string patch =
-      "{\"metadata\":{\"resourceVersion\":\"" + job.meta.resource_version + "\"}," + body.substr(1);
-  StatusOr<std::string> r = client_->PatchStatus(
-      kube::VolcanoJobsRef().WithNamespace(job.meta.namespace_).WithName(job.meta.name),
-      kube::PatchType::kMerge, patch);
-  metrics_->CountWrite("patch", "jobs");
+  StatusOr<std::string> r = PatchStatusAtVersion(*client_, *metrics_, job.meta,
+                                                 kube::EncodeJobStatePatch(want, conditions));
   if (!r.ok()) {
     // A newer version is on its way (409), or the API failed: try again.
     spdlog::warn("reconciler: job {}: status: {}", key, r.status().ToString());
