@@ -253,12 +253,19 @@ gang::NodeView ViewOf(const Node& node, const NodeInfo& info) {
                         .gpu_uses = info.gpu_holds.uses};
 }
 
+// The gang planner's view of `node` as the cluster holds it now.
+gang::ClusterView ViewWith(SharedCluster& c, const Node& node) {
+  gang::ClusterView view;
+  c.cluster.With(
+      [&](ClusterState& s) { view.nodes.push_back(ViewOf(node, *s.FindNode(node.meta.name))); });
+  return view;
+}
+
 TEST(GpuShareGangTest, SixHalvesPackTwoToAGpuNeverOneAloneBesideAHalfUsedOne) {
   SharedCluster c;
   const Node node = GpuNode("n1", 8);
   c.cluster.Add(node);
-  gang::ClusterView view;
-  c.cluster.With([&](ClusterState& s) { view.nodes.push_back(ViewOf(node, *s.FindNode("n1"))); });
+  gang::ClusterView view = ViewWith(c, node);
   gang::Gang g{.key = "ml/mpi", .spec = {.min_member = 6}};
   for (int i = 0; i < 6; ++i) {
     g.members.push_back(gang::Member{
@@ -280,8 +287,7 @@ TEST(GpuShareGangTest, AShareTooLargeForEveryGpuSaysSo) {
   c.cluster.Add(node);
   c.Bind(Half("a", "0.6"), "n1");
   c.Bind(Half("b", "0.6"), "n1");  // 0.8 of a GPU free in all, 0.4 on each
-  gang::ClusterView view;
-  c.cluster.With([&](ClusterState& s) { view.nodes.push_back(ViewOf(node, *s.FindNode("n1"))); });
+  gang::ClusterView view = ViewWith(c, node);
   gang::Gang g{.key = "ml/pair", .spec = {.min_member = 1}};
   g.members.push_back(
       gang::Member{.pod = std::make_shared<const Pod>(HalfOf("p").Group("pair").Obj())});
@@ -296,8 +302,7 @@ TEST(GpuShareQueueTest, ACapabilityOfOneGpuAdmitsTwoHalves) {
   SharedCluster c;
   const Node node = GpuNode("n1", 4);
   c.cluster.Add(node);
-  gang::ClusterView view;
-  c.cluster.With([&](ClusterState& s) { view.nodes.push_back(ViewOf(node, *s.FindNode("n1"))); });
+  gang::ClusterView view = ViewWith(c, node);
   std::vector<gang::Gang> gangs;
   for (const std::string name : {"a", "b", "c"}) {
     gang::Gang g{.key = "ml/" + name, .spec = {.min_member = 1}, .queues = {"q"}};
