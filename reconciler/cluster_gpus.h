@@ -68,6 +68,10 @@ class ClusterGpuMemory {
   void Stop() { nodes_.Stop(); }
   // The first list of nodes has landed: LargestMib() speaks for the cluster.
   bool Synced() const { return nodes_.HasSynced(); }
+  // Why the nodes are not listed yet: the latest list's error (403 when the
+  // reconciler may not list nodes), Ok when no list has failed since the
+  // last one that succeeded (kube::Informer::last_list_error).
+  Status ListError() const { return nodes_.last_list_error(); }
   // The memory of the largest GPU of known memory, MiB; 0 when none.
   int64_t LargestMib() const MUSTER_EXCLUDES(mu_);
   size_t nodes() const { return nodes_.size(); }

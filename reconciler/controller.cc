@@ -46,6 +46,13 @@ constexpr Duration kResyncPeriod = std::chrono::seconds(30);
 constexpr Duration kRetryDelay = std::chrono::seconds(1);
 // A new Job that asks GPU memory, before the nodes are listed, looks again.
 constexpr Duration kNodesWait = std::chrono::milliseconds(200);
+// How long such a Job waits for the first list of nodes before a Warning
+// Event says why it waits. Long enough that a healthy start never says it
+// (the list lands in under a second; a few 5xx retries, the informer's
+// backoff doubling from 100 ms, take a couple of seconds); short enough that
+// a reconciler that may not list nodes (a ClusterRole kept from before GPU
+// memory admission) answers a Job within seconds instead of never.
+constexpr Duration kNodesWaitBound = std::chrono::seconds(10);
 constexpr int kConflictRetries = 3;
 // A status change of the pod counters alone waits this long after the last
 // status write, so a job whose pods start one by one writes its status a
@@ -64,6 +71,19 @@ std::string JobKeyOfGroup(const PodGroup& pg) {
     }
   }
   return "";
+}
+
+// The message of the Warning Event of a Job that still waits for the nodes
+// after kNodesWaitBound; `list_error`: the Node informer's latest.
+std::string NodesWaitMessage(const Status& list_error) {
+  std::string why = list_error.ok() ? "the first list of nodes has not answered"
+                                    : "listing nodes failed: " + list_error.message();
+  if (list_error.code() == StatusCode::kPermissionDenied) {
+    why += " (the reconciler's ClusterRole needs list and watch on nodes)";
+  }
+  return "waits to check its GPU memory against the cluster's nodes, not listed after " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kNodesWaitBound).count()) +
+         " s: " + why;
 }
 
 int64_t ParseVersion(const std::string& rv) {
@@ -99,6 +119,8 @@ std::shared_ptr<const Pod> Unseen(const Job& job, const std::string& task, int i
 }
 
 constexpr std::string_view kUpdateRefused = "UpdateRefused";
+// The reason of the Event of a Job that waits for the nodes (WaitForNodes).
+constexpr std::string_view kWaitingForNodes = "WaitingForNodes";
 
 // status.state carries a refused update while it is refused (`why` set),
 // unless the lifecycle has a reason of its own (JobFailed, ...); it is
@@ -218,6 +240,7 @@ void JobController::Wire() {
              written_jobs_.erase(job.meta.Key());
              pods_complete_.erase(job.meta.uid);
              accepted_.erase(job.meta.Key());
+             nodes_waits_.erase(job.meta.Key());
            },
        .on_undecodable =
            [this](const kube::UndecodableObject& job) { Enqueue(job.Key(), Request{}); },
@@ -497,14 +520,34 @@ bool JobController::AdmitNew(const Job& job) {
   const GpuFractionOptions& gpu = options_.pods.gpu_fraction;
   if (!AsksGpuMemory(job, gpu)) return true;
   if (!gpu_memory_.Synced()) {
+    WaitForNodes(job);
     EnqueueAt(job.meta.Key(), Request{}, clock_.Now() + kNodesWait);
     return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    nodes_waits_.erase(job.meta.Key());
   }
   if (Status memory = CheckGpuMemory(job, gpu, gpu_memory_.LargestMib()); !memory.ok()) {
     RejectInvalid(job, memory);
     return false;
   }
   return true;
+}
+
+void JobController::WaitForNodes(const Job& job) {
+  const Time now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    NodesWait& wait =
+        nodes_waits_.try_emplace(job.meta.Key(), NodesWait{job.meta.uid, now}).first->second;
+    if (wait.uid != job.meta.uid) wait = NodesWait{job.meta.uid, now};  // a new Job, same name
+    if (wait.said || now - wait.since < kNodesWaitBound) return;
+    wait.said = true;
+  }
+  const std::string message = NodesWaitMessage(gpu_memory_.ListError());
+  spdlog::warn("reconciler: job {} {}", job.meta.Key(), message);
+  RecordEvent(job, {"Warning", std::string(kWaitingForNodes), message});
 }
 
 // --- Update rules ------------------------------------------------------------

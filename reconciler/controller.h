@@ -36,7 +36,13 @@
 // the cluster has that much memory, or none has a known memory
 // (CheckGpuMemory) - checked once, as the queue is: a Job already admitted
 // keeps running whatever the nodes become. Other Jobs never wait for the
-// nodes (a reconciler without the nodes permission still runs them).
+// nodes (a reconciler without the nodes permission still runs them). A Job
+// still waiting after 10 s (controller.cc kNodesWaitBound) gets one Warning
+// Event, reason WaitingForNodes, saying why - the informer's last list error
+// ("listing nodes failed: ... HTTP 403 Forbidden ... (the reconciler's
+// ClusterRole needs list and watch on nodes)") - and is not failed: it is
+// admitted as above once the nodes list. Once per Job per process (a
+// restart may say it again).
 //
 // A Job that does not even decode (the CRD accepts it - a pod template
 // keeps unknown fields, a duration is a plain string - but muster's codec
@@ -202,6 +208,9 @@ class JobController {
   // Volcano's admission of a new Job by what the cluster has (its queue,
   // GPU memory). False: refused (reported) or put off (requeued).
   bool AdmitNew(const Job& job);
+  // Notes that `job` waits for the first list of nodes; past
+  // kNodesWaitBound, its WaitingForNodes Event (once per Job).
+  void WaitForNodes(const Job& job);
 
   kube::Client* const client_;
   const Clock& clock_;
@@ -248,6 +257,16 @@ class JobController {
     std::string refused;  // the refusal last reported (one Event each)
   };
   std::map<std::string, AcceptedJob> accepted_;
+  // job key -> a new Job asking GPU memory that waits for the nodes' first
+  // list (AdmitNew): since when this process saw it wait, and whether its
+  // WaitingForNodes Event was recorded. Dropped once the nodes are listed
+  // and it is judged, or the Job is deleted.
+  struct NodesWait {
+    std::string uid;
+    Time since;
+    bool said = false;
+  };
+  std::map<std::string, NodesWait> nodes_waits_;
   // job key -> uid and message of the undecodable Job answered last: the
   // answer is not written twice, even when the status cannot be read back.
   std::map<std::string, std::string> undecodable_said_;

@@ -88,11 +88,12 @@ class JobControllerGpuTest : public ::testing::Test {
     if (controller_) controller_->Stop();
   }
 
-  void StartController(GpuFractionOptions gpu = {}) {
+  // `clock`: RealClock(), or &fake_clock_ for a test that moves time.
+  void StartController(GpuFractionOptions gpu = {}, const Clock* clock = &RealClock()) {
     ControllerOptions options;
     options.workers = 2;
     options.pods.gpu_fraction = gpu;
-    controller_ = std::make_unique<JobController>(client_.get(), RealClock(), options, &metrics_);
+    controller_ = std::make_unique<JobController>(client_.get(), *clock, options, &metrics_);
     controller_->Start();
     ASSERT_TRUE(WaitFor([&] { return controller_->Synced(); }));
   }
@@ -179,6 +180,7 @@ class JobControllerGpuTest : public ::testing::Test {
   std::shared_ptr<kube::testing::FakeApi> api_ = std::make_shared<kube::testing::FakeApi>();
   std::unique_ptr<kube::Client> client_;
   ReconcilerMetrics metrics_;
+  FakeClock fake_clock_;  // before controller_: it outlives the controller
   std::unique_ptr<JobController> controller_;
 };
 
@@ -288,6 +290,95 @@ TEST_F(JobControllerGpuTest, AJobAskingGpuMemoryWaitsForTheNodes) {
   EXPECT_NE(Status("mem").state.phase, "Failed");
   EXPECT_THAT(Events("mem"), IsEmpty());
 }
+
+// How the API server refuses to list nodes, and the Event the Job gets.
+struct NodesRefusal {
+  std::string name;
+  int code;
+  std::string reason;
+  std::string message;
+  std::string event;  // the Job's Event, "Warning WaitingForNodes: ..."
+};
+
+class JobControllerNodesWaitTest : public JobControllerGpuTest,
+                                   public ::testing::WithParamInterface<NodesRefusal> {};
+
+// A Job asking GPU memory whose nodes never list (the reconciler's
+// ClusterRole lacks nodes, an API server that keeps failing) is answered
+// after the bound: one Warning Event saying why it waits, nothing made, not
+// failed; once the nodes list it runs.
+TEST_P(JobControllerNodesWaitTest, AJobWaitingForTheNodesIsToldWhyOnceAndRunsWhenTheyList) {
+  const NodesRefusal& refusal = GetParam();
+  PutNode("a100", "81920");
+  api_->FailAlways("GET", "/api/v1/nodes", refusal.code, refusal.reason, refusal.message);
+  api_->Put(JobRef("mem"), JobJson("mem", R"({"limits":{"volcano.sh/vgpu-number":1,)"
+                                          R"("volcano.sh/vgpu-memory":8192}})"));
+  StartController({}, &fake_clock_);
+  auto nodes_refused = [&] {
+    int n = 0;
+    for (const auto& r : api_->Requests()) n += r.method == "GET" && r.path == "/api/v1/nodes";
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return nodes_refused() > 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its first sync: it waits
+
+  // Within the bound: nothing said yet.
+  fake_clock_.Advance(std::chrono::seconds(9));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_THAT(Events("mem"), IsEmpty());
+
+  // Past it: one Warning Event, however often the Job looks again.
+  fake_clock_.Advance(std::chrono::seconds(2));
+  ASSERT_TRUE(WaitFor([&] {
+    fake_clock_.Advance(std::chrono::milliseconds(100));
+    return !Events("mem").empty();
+  }));
+  for (int i = 0; i < 5; ++i) {
+    fake_clock_.Advance(std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  }
+  EXPECT_THAT(Events("mem"), ElementsAre(refusal.event));
+  EXPECT_THAT(Pods("mem"), IsEmpty());
+  EXPECT_FALSE(GroupOf("mem").has_value());
+  EXPECT_EQ(Status("mem").state.phase, "");  // not failed: it can still run
+  EXPECT_GT(nodes_refused(), 1);             // the informer kept trying
+
+  // The nodes list: it is admitted and runs, and nothing more is said.
+  api_->StopFailing("GET", "/api/v1/nodes");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        fake_clock_.Advance(std::chrono::milliseconds(100));
+        return GroupOf("mem").has_value();
+      },
+      std::chrono::seconds(20)));
+  AdmitGroupOf("mem");
+  ASSERT_TRUE(WaitFor([&] {
+    fake_clock_.Advance(std::chrono::milliseconds(100));
+    return Pods("mem").size() == 2;
+  }));
+  EXPECT_NE(Status("mem").state.phase, "Failed");
+  EXPECT_THAT(Events("mem"), ElementsAre(refusal.event));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Refusals, JobControllerNodesWaitTest,
+    ::testing::Values(
+        NodesRefusal{
+            "Forbidden", 403, "Forbidden",
+            R"(nodes is forbidden: User "system:serviceaccount:volcano-system:muster-reconciler" )"
+            R"(cannot list resource "nodes" in API group "" at the cluster scope)",
+            "Warning WaitingForNodes: waits to check its GPU memory against the cluster's nodes, "
+            "not listed after 10 s: listing nodes failed: GET /api/v1/nodes?limit=500: HTTP 403 "
+            R"(Forbidden: nodes is forbidden: User "system:serviceaccount:volcano-system:)"
+            R"(muster-reconciler" cannot list resource "nodes" in API group "" at the cluster )"
+            "scope (the reconciler's ClusterRole needs list and watch on nodes)"},
+        NodesRefusal{"Unavailable", 503, "ServiceUnavailable",
+                     "the server is currently unable to handle the request",
+                     "Warning WaitingForNodes: waits to check its GPU memory against the "
+                     "cluster's nodes, not listed after 10 s: listing nodes failed: GET "
+                     "/api/v1/nodes?limit=500: HTTP 503 ServiceUnavailable: the server is "
+                     "currently unable to handle the request"}),
+    [](const ::testing::TestParamInfo<NodesRefusal>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace muster::reconciler

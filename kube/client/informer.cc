@@ -67,6 +67,11 @@ InformerStats InformerCore::stats() const {
   return stats_;
 }
 
+Status InformerCore::last_list_error() const {
+  MutexLock lock(&mu_);
+  return last_list_error_;
+}
+
 std::string InformerCore::resource_version() const {
   MutexLock lock(&mu_);
   return resource_version_;
@@ -101,6 +106,7 @@ Status InformerCore::ListAndReplace() {
   MutexLock lock(&mu_);
   resource_version_ = std::move(rv).value();
   ++stats_.lists;
+  last_list_error_ = Status::Ok();
   if (!synced_) {
     synced_ = true;
     synced_cv_.SignalAll();
@@ -153,6 +159,7 @@ void InformerCore::Run() {
         {
           MutexLock lock(&mu_);
           ++stats_.list_errors;
+          last_list_error_ = listed;
         }
         if (cancel_.WaitFor(backoff.Next())) break;
         continue;

@@ -25,10 +25,11 @@
 // The core (InformerCore, non-template) runs the list/watch loop on its own
 // thread; Informer<T> adds the typed cache on top.
 //
-// Thread-safety: Informer<T> is thread-safe: Get/List/HasSynced/stats may be
-// called from any thread at any time. Handlers run on the informer's thread,
-// one at a time, in event order, after the cache was updated; they must not
-// call Stop() (it joins that thread) and should be quick.
+// Thread-safety: Informer<T> is thread-safe: Get/List/HasSynced/stats/
+// last_list_error may be called from any thread at any time. Handlers run on
+// the informer's thread, one at a time, in event order, after the cache was
+// updated; they must not call Stop() (it joins that thread) and should be
+// quick.
 #pragma once
 
 #include <array>
@@ -127,6 +128,10 @@ class InformerCore {
   // Waits until the first list landed; false on timeout or Stop().
   bool WaitForSync(Duration timeout) MUSTER_EXCLUDES(mu_);
   InformerStats stats() const MUSTER_EXCLUDES(mu_);
+  // Why the latest list failed (the client's error: "GET /api/v1/nodes...:
+  // HTTP 403 Forbidden: ..."); Ok before the first list answers and once a
+  // list succeeds. For a component to say why it still waits for the sync.
+  Status last_list_error() const MUSTER_EXCLUDES(mu_);
   std::string resource_version() const MUSTER_EXCLUDES(mu_);
   const ResourceRef& ref() const { return ref_; }
 
@@ -162,6 +167,7 @@ class InformerCore {
   std::string resource_version_ MUSTER_GUARDED_BY(mu_);
   std::optional<std::string> forced_resource_version_ MUSTER_GUARDED_BY(mu_);
   InformerStats stats_ MUSTER_GUARDED_BY(mu_);
+  Status last_list_error_ MUSTER_GUARDED_BY(mu_);
 };
 
 namespace informer_internal {
@@ -222,6 +228,7 @@ class Informer final : private InformerStore {
   bool HasSynced() const { return core_.HasSynced(); }
   bool WaitForSync(Duration timeout) { return core_.WaitForSync(timeout); }
   InformerStats stats() const { return core_.stats(); }
+  Status last_list_error() const { return core_.last_list_error(); }
   std::string resource_version() const { return core_.resource_version(); }
   void ResumeWatchFromForTesting(std::string rv) { core_.ResumeWatchFromForTesting(std::move(rv)); }
 

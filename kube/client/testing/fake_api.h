@@ -15,9 +15,10 @@
 // as an RFC 7386 merge patch (a patch of the status subresource changes
 // status only; metadata.resourceVersion in the patch is a precondition),
 // DELETE (preconditions.uid checked: 409 Conflict). Errors carry a
-// metav1.Status body. FailNext() injects one answer; SetCreateCheck() plays
-// the API server's validation of creates (422 Invalid). No label or field
-// selectors, no other admission, no garbage collection.
+// metav1.Status body. FailNext() injects one answer, FailAlways() every
+// answer until StopFailing(); SetCreateCheck() plays the API server's
+// validation of creates (422 Invalid). No label or field selectors, no other
+// admission, no garbage collection.
 //
 // Header-only, test code only (not compiled into any library).
 //
@@ -99,6 +100,22 @@ class FakeApi final : public HttpTransport {
     std::lock_guard lock(mu_);
     failures_.push_back({std::move(method), std::move(path), code});
   }
+  // Every `method` call whose path starts with `path` answers `code` with
+  // `reason` and `message` until StopFailing(method, path): an API server
+  // that keeps refusing (RBAC without the verb: 403 Forbidden). Checked
+  // after FailNext's answers.
+  void FailAlways(std::string method, std::string path, int code, std::string reason,
+                  std::string message) {
+    std::lock_guard lock(mu_);
+    failures_.push_back(
+        {std::move(method), std::move(path), code, true, std::move(reason), std::move(message)});
+  }
+  void StopFailing(const std::string& method, const std::string& path) {
+    std::lock_guard lock(mu_);
+    std::erase_if(failures_, [&](const Failure& f) {
+      return f.always && f.method == method && f.path == path;
+    });
+  }
 
   // Every later POST to a collection is first put to `check(collection,
   // body)` - collection as "/api/v1/pods" - and refused with 422 Invalid and
@@ -113,8 +130,12 @@ class FakeApi final : public HttpTransport {
     std::lock_guard lock(mu_);
     const std::string path = request.target.substr(0, request.target.find('?'));
     requests_.push_back({request.method, path, request.body});
-    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (it->method == request.method && path.starts_with(it->path)) {
+    for (bool always : {false, true}) {
+      for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+        if (it->always != always || it->method != request.method || !path.starts_with(it->path)) {
+          continue;
+        }
+        if (always) return Error(it->code, it->reason, it->message);
         const int code = it->code;
         failures_.erase(it);
         return Error(code, "Injected", "injected failure");
@@ -192,6 +213,9 @@ class FakeApi final : public HttpTransport {
     std::string method;
     std::string path;
     int code;
+    bool always = false;  // FailAlways: stays until StopFailing
+    std::string reason;   // FailAlways only
+    std::string message;
   };
 
   static Path Parse(std::string_view path) {
