@@ -22,6 +22,7 @@
 #include "kube/codec/volcano_codec.h"
 #include "model/quantity.h"
 #include "reconciler/controller.h"
+#include "reconciler/testing/controller_fixture.h"
 
 namespace muster::reconciler {
 namespace {
@@ -30,8 +31,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 using kube::testing::WaitFor;
-
-constexpr std::string_view kNs = "ml";
 
 // The API server's validation of a pod's resources
 // (k8s.io/kubernetes pkg/apis/core/validation ValidateResourceRequirements):
@@ -76,84 +75,36 @@ std::string JobJson(const std::string& name, const std::string& resources, int m
          resources + "}]}}}]}}";
 }
 
-class JobControllerGpuTest : public ::testing::Test {
+class JobControllerGpuTest : public fixtures::JobControllerTest {
  protected:
-  JobControllerGpuTest() {
-    kube::ClientOptions options;
-    options.retry.max_attempts = 1;
-    client_ = std::make_unique<kube::Client>(api_, kube::ClientConfig{}, options);
-    api_->SetCreateCheck(ExtendedResourcesAreWhole);
-  }
-  ~JobControllerGpuTest() override {
-    if (controller_) controller_->Stop();
-  }
+  JobControllerGpuTest() { api_->SetCreateCheck(ExtendedResourcesAreWhole); }
+  // The controller stops before fake_clock_, which it may read, goes.
+  ~JobControllerGpuTest() override { StopController(); }
 
   // `clock`: RealClock(), or &fake_clock_ for a test that moves time.
   void StartController(GpuFractionOptions gpu = {}, const Clock* clock = &RealClock()) {
-    ControllerOptions options;
-    options.workers = 2;
+    ControllerOptions options = TestOptions();
     options.pods.gpu_fraction = gpu;
-    controller_ = std::make_unique<JobController>(client_.get(), *clock, options, &metrics_);
-    controller_->Start();
-    ASSERT_TRUE(WaitFor([&] { return controller_->Synced(); }));
-  }
-
-  static kube::ResourceRef JobRef(const std::string& name) {
-    return kube::VolcanoJobsRef().WithNamespace(std::string(kNs)).WithName(name);
+    JobControllerTest::StartController(options, *clock);
   }
   void PutNode(const std::string& name, const std::string& memory_mib) {
     api_->Put(kube::ResourceRef::Core("nodes").WithName(name),
               R"({"metadata":{"labels":{"nvidia.com/gpu.memory":")" + memory_mib + R"("}}})");
   }
-  JobStatus Status(const std::string& name) const {
-    std::optional<std::string> json = api_->Get(JobRef(name));
-    if (!json) return {};
-    StatusOr<JobStatus> status = kube::DecodeJobStatusOf(*json);
-    return status.ok() ? *status : JobStatus{};
-  }
-  std::vector<std::string> Events(const std::string& name) const {
-    std::vector<std::string> out;
-    for (const std::string& json : api_->List(kube::ResourceRef::Core("events"))) {
-      StatusOr<Event> e = kube::DecodeEvent(json);
-      if (e.ok() && e->involved_object.name == name) {
-        out.push_back(e->type + " " + e->reason + ": " + e->message);
-      }
-    }
-    return out;
-  }
-  // The objects of `collection` whose names start with `prefix`, by name.
-  std::vector<std::string> Named(const kube::ResourceRef& collection,
-                                 const std::string& prefix) const {
-    std::vector<std::string> out;
-    for (const std::string& json : api_->List(collection)) {
-      if (kube::DecodeObjectIdentity(json).name.starts_with(prefix)) out.push_back(json);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
   std::vector<Pod> Pods(const std::string& job) const {
     std::vector<Pod> out;
-    for (const std::string& json : Named(kube::ResourceRef::Core("pods"), job + "-")) {
+    for (const std::string& json : NamedJson(PodsRef(), job + "-")) {
       StatusOr<Pod> pod = kube::DecodePod(json);
       if (pod.ok()) out.push_back(*pod);
     }
     return out;
   }
   std::optional<PodGroup> GroupOf(const std::string& job) const {
-    for (const std::string& json : Named(kube::PodGroupsRef(), job + "-")) {
+    for (const std::string& json : NamedJson(kube::PodGroupsRef(), job + "-")) {
       StatusOr<PodGroup> pg = kube::DecodePodGroup(json);
       if (pg.ok()) return *pg;
     }
     return std::nullopt;
-  }
-  void AdmitGroupOf(const std::string& job) {
-    std::optional<PodGroup> pg;
-    ASSERT_TRUE(WaitFor([&] { return (pg = GroupOf(job)).has_value(); }));
-    ASSERT_TRUE(
-        client_
-            ->Patch(kube::PodGroupsRef().WithNamespace(std::string(kNs)).WithName(pg->meta.name),
-                    kube::PatchType::kMerge, R"({"status":{"phase":"Inqueue"}})")
-            .ok());
   }
   int PodCreatesRefused() const {
     int n = 0;
@@ -177,11 +128,7 @@ class JobControllerGpuTest : public ::testing::Test {
     EXPECT_FALSE(GroupOf(job).has_value());
   }
 
-  std::shared_ptr<kube::testing::FakeApi> api_ = std::make_shared<kube::testing::FakeApi>();
-  std::unique_ptr<kube::Client> client_;
-  ReconcilerMetrics metrics_;
-  FakeClock fake_clock_;  // before controller_: it outlives the controller
-  std::unique_ptr<JobController> controller_;
+  FakeClock fake_clock_;
 };
 
 TEST(ExtendedResourcesAreWholeTest, RefusesAPodAskingHalfAGpu) {

@@ -57,8 +57,11 @@ class JobControllerTest : public ::testing::Test {
   }
   // Starts the controller and waits for its informers' first lists.
   // REQUIRES: no controller running (StopController first).
-  void StartController(ControllerOptions options = TestOptions()) {
-    controller_ = std::make_unique<JobController>(client_.get(), RealClock(), options, &metrics_);
+  // `clock`: RealClock(), or a FakeClock for a test that moves time; it
+  // outlives the controller.
+  void StartController(ControllerOptions options = TestOptions(),
+                       const Clock& clock = RealClock()) {
+    controller_ = std::make_unique<JobController>(client_.get(), clock, options, &metrics_);
     controller_->Start();
     ASSERT_TRUE(kube::testing::WaitFor([&] { return controller_->Synced(); }));
   }
