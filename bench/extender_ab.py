@@ -10,7 +10,16 @@ commit skips them) are compared with their unshared counterpart in the
 current build, round by round: BM_FilterSharedGpus/nodes:N/fraction_probe:K
 against BM_Filter/nodes:N/gpu_topology:0, and so on for Prioritize and Bind.
 
+With --callgrind, DIR/index.tsv lists (side, benchmark, file) of runs
+under valgrind's callgrind with its cache simulation, one benchmark per
+run: per benchmark the instructions and simulated D1 / LL cache misses
+per call of its verb (Pipeline::Filter, ::Prioritize, ::ReserveBind +
+::FinishBind, inclusive, every call of the process: the probe, the timed
+loop and the percentile samples), current/base. Deterministic: what a
+busy host cannot blur, though it counts no stall and no real cache.
+
 usage: extender_ab.py DIR   (DIR holds base-<r>.json and current-<r>.json)
+       extender_ab.py --callgrind DIR
 stdlib only."""
 
 import json
@@ -158,9 +167,86 @@ def report(sides):
     return "\n".join(lines)
 
 
+# The verb a benchmark times: the functions whose inclusive costs add up
+# (the first one's calls count the calls).
+VERBS = {"Filter": ("Filter",), "Prioritize": ("Prioritize",), "Bind": ("ReserveBind", "FinishBind")}
+
+
+def verb_of(name):
+    m = re.match(r"BM_(Filter|Prioritize|Bind)", name)
+    return VERBS[m.group(1)] if m else None
+
+
+def callgrind_costs(path, functions):
+    """A callgrind output (--compress-strings=no --compress-pos=no) -> (calls
+    of functions[0], {event: inclusive cost summed over every call of any of
+    `functions`}), the functions being muster::extender::Pipeline's."""
+    wanted = [f"muster::extender::Pipeline::{f}(" for f in functions]
+    events, calls, costs = [], 0, {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("cfn=") and any(line[4:].startswith(w) for w in wanted) and "{lambda" not in line:
+            if i + 2 < len(lines) and lines[i + 1].startswith("calls="):
+                if line[4:].startswith(wanted[0]):
+                    calls += int(lines[i + 1].split("=")[1].split()[0])
+                values = [int(v) for v in lines[i + 2].split()[1:]]
+                for event, value in zip(events, values):
+                    costs[event] = costs.get(event, 0) + value
+                i += 3
+                continue
+        i += 1
+    return calls, costs
+
+
+def per_call(calls, costs):
+    """Instructions, D1 misses and LL misses per call."""
+    if calls == 0:
+        return None
+    d1 = costs.get("D1mr", 0) + costs.get("D1mw", 0)
+    ll = costs.get("DLmr", 0) + costs.get("DLmw", 0)
+    return {"ir": costs.get("Ir", 0) / calls, "d1": d1 / calls, "ll": ll / calls, "calls": calls}
+
+
+def callgrind_report(path):
+    """The --callgrind table, as Markdown."""
+    runs = {}
+    with open(os.path.join(path, "index.tsv"), encoding="utf-8") as f:
+        for line in f:
+            side, name, file = line.rstrip("\n").split("\t")
+            functions = verb_of(name)
+            if functions:
+                runs.setdefault(name, {})[side] = per_call(*callgrind_costs(os.path.join(path, file), functions))
+    lines = ["instructions and simulated cache misses per call of the verb (callgrind, inclusive), base -> current",
+             "",
+             "| benchmark | calls | instructions | current/base | D1 misses | current/base | LL misses |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name in sorted(runs, key=order_key):
+        sides = runs[name]
+        b, c = sides.get("base"), sides.get("current")
+        if c is None:
+            continue
+        if b is None:
+            lines.append(f"| {short(name)} | {c['calls']} | {c['ir']:,.0f} | - | {c['d1']:,.0f} | - | {c['ll']:,.1f} |")
+            continue
+        ir_ratio = c["ir"] / b["ir"] if b["ir"] else float("inf")
+        d1_ratio = c["d1"] / b["d1"] if b["d1"] else float("inf")
+        lines.append(f"| {short(name)} | {b['calls']} / {c['calls']} | {b['ir']:,.0f} -> {c['ir']:,.0f} | "
+                     f"{ir_ratio:.3f} | {b['d1']:,.0f} -> {c['d1']:,.0f} | {d1_ratio:.3f} | "
+                     f"{b['ll']:,.1f} -> {c['ll']:,.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--callgrind" and os.path.isdir(argv[2]):
+        print(callgrind_report(argv[2]))
+        return 0
     if len(argv) != 2 or not os.path.isdir(argv[1]):
-        print("usage: extender_ab.py DIR", file=sys.stderr)
+        print("usage: extender_ab.py DIR | --callgrind DIR", file=sys.stderr)
         return 2
     sides = load_dir(argv[1])
     if not sides["base"] or not sides["current"]:

@@ -17,6 +17,7 @@
 #
 # usage: bench/extender_ab.sh [--base REV] [--base-dir DIR] [--rounds N]
 #                             [--filter REGEX] [--min-time S] [--out DIR]
+#                             [--callgrind]
 #   REV         the base commit (default 265a81c: the code before GPU sharing)
 #   --base-dir  its scratch worktree, added when missing (default
 #               ${TMPDIR:-/tmp}/muster-bench-base); its bench/ is overwritten
@@ -27,6 +28,12 @@
 #   S           --benchmark_min_time per benchmark (default 0.5)
 #   --out       where each run's JSON and the report go (default
 #               ${TMPDIR:-/tmp}/muster-extender-ab)
+#   --callgrind instead of timed rounds, one run per benchmark and side
+#               under valgrind's callgrind with its cache simulation:
+#               instructions and simulated cache misses per verb call
+#               (deterministic, so a busy host cannot blur them; no stall
+#               nor real cache counted). Slow: give it --filter with the
+#               1000-node cases and --min-time 2 (~15 min).
 # About 1.3 min per run on 2 cores, so 13-15 min for 5 rounds, plus the
 # two builds (the base one from scratch the first time: ~4 min with -j2).
 set -euo pipefail
@@ -40,6 +47,7 @@ filter='^BM_(Filter|Prioritize|Bind)(SharedGpus)?/'
 min_time=0.5
 out=${TMPDIR:-/tmp}/muster-extender-ab
 jobs=${JOBS:-2}
+callgrind=0
 while (($#)); do
   case $1 in
     --base) base=$2; shift 2 ;;
@@ -48,7 +56,8 @@ while (($#)); do
     --filter) filter=$2; shift 2 ;;
     --min-time) min_time=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --callgrind) callgrind=1; shift ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "extender_ab.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -81,12 +90,40 @@ rm -rf "$out"
 mkdir -p "$out"
 current_desc="$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD -- . || echo +changes)"
 {
-  echo "base $base ($base_commit), current $current_desc, $rounds rounds, filter $filter, min_time $min_time"
+  mode="$rounds rounds"
+  ((callgrind)) && mode="callgrind, one run per benchmark"
+  echo "base $base ($base_commit), current $current_desc, $mode, filter $filter, min_time $min_time"
   echo "host: $(nproc) cores, $(uname -r), load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out/context.txt"
+binary() {  # binary SIDE
+  if [[ $1 == base ]]; then
+    echo "$base_dir/build-bench/bench/extender_bench"
+  else
+    echo "$REPO/build-bench/bench/extender_bench"
+  fi
+}
+if ((callgrind)); then
+  command -v valgrind >/dev/null || { echo "extender_ab.sh: --callgrind needs valgrind" >&2; exit 2; }
+  : >"$out/index.tsv"
+  for side in base current; do
+    bin=$(binary "$side")
+    mapfile -t names < <("$bin" --benchmark_filter="$filter" --benchmark_list_tests=true)
+    for name in "${names[@]}"; do
+      file="$side-${name//[^A-Za-z0-9_]/_}.callgrind"
+      echo "callgrind: $side $name"
+      valgrind --tool=callgrind --cache-sim=yes --compress-strings=no --compress-pos=no \
+        --callgrind-out-file="$out/$file" "$bin" --benchmark_filter="^$name\$" \
+        --benchmark_min_time="$min_time" >"$out/$file.log" 2>&1
+      printf '%s\t%s\t%s\n' "$side" "$name" "$file" >>"$out/index.tsv"
+    done
+  done
+  echo
+  python3 "$HERE/extender_ab.py" --callgrind "$out" | tee "$out/report.md"
+  exit 0
+fi
 run() {  # run SIDE ROUND
-  local bin=$REPO/build-bench/bench/extender_bench
-  [[ $1 == base ]] && bin=$base_dir/build-bench/bench/extender_bench
+  local bin
+  bin=$(binary "$1")
   echo "round $2: $1 (load $(cut -d' ' -f1 /proc/loadavg))"
   "$bin" --benchmark_filter="$filter" --benchmark_min_time="$min_time" \
     --benchmark_out="$out/$1-$2.json" --benchmark_out_format=json >"$out/$1-$2.log" 2>&1

@@ -103,5 +103,40 @@ class Report(unittest.TestCase):
         self.assertIn("| FilterSharedGpus/nodes:1000/fraction_probe:1 | 420.0 [396.0-480.0] |", text)
 
 
+CALLGRIND = """events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+fl=bench/extender_bench.cc
+fn=RunBind
+cfn=muster::extender::Pipeline::ReserveBind(std::basic_string_view<char>) const
+calls=4 0
+0 4000 0 0 0 30 10 0 1 1
+cfn=muster::extender::Pipeline::FinishBind(muster::extender::BindPlan const&) const
+calls=4 0
+0 400 0 0 0 2
+fn=muster::extender::Pipeline::ReserveBind(std::basic_string_view<char>) const
+cfn=muster::extender::Pipeline::ReserveBind(std::basic_string_view<char>) const::{lambda(ClusterState&)#1}
+calls=4 0
+0 3000 0 0 0 20
+fn=RunFilter
+cfn=muster::extender::Pipeline::Filter(std::basic_string_view<char>) const
+calls=2 0
+0 900
+"""
+
+
+class Callgrind(unittest.TestCase):
+    def test_costs_per_call(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.callgrind")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(CALLGRIND)
+            # bind: ReserveBind + FinishBind, the lambda inside not counted twice
+            calls, costs = ab.callgrind_costs(path, ab.verb_of("BM_Bind/nodes:1000/gpu_topology:0/manual_time"))
+            self.assertEqual(calls, 4)
+            self.assertEqual(costs["Ir"], 4400)
+            self.assertEqual(ab.per_call(calls, costs), {"ir": 1100, "d1": 10.5, "ll": 0.5, "calls": 4})
+            self.assertEqual(ab.per_call(*ab.callgrind_costs(path, ab.VERBS["Filter"]))["ir"], 450)
+            self.assertIsNone(ab.per_call(*ab.callgrind_costs(path, ab.VERBS["Prioritize"])))
+
+
 if __name__ == "__main__":
     unittest.main()
