@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -20,6 +20,7 @@ bench: deps                ## microbenchmarks (medians of 5), then pods/s, gang 
 	./bench/scheduling_throughput.sh --muster build-bench/cmd/muster
 	./bench/gang_wait.sh --muster build-bench/cmd/muster
 	./bench/gpu_topology.sh --muster build-bench/cmd/muster
+	./bench/gpu_sharing.sh --bin build-bench/bench/gpu_sharing_quality
 	./bench/reconciler.sh --muster build-bench/cmd/muster
 
 bench-throughput: deps     ## only the end-to-end pods/s comparison (1000 kwok nodes)
@@ -36,6 +37,14 @@ bench-topology: deps       ## only GPU topology (best link class, one rack, stra
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/gpu_topology.sh --muster build-bench/cmd/muster
+
+bench-sharing: deps        ## only GPU sharing placement (whole, fraction and vGPU pods on 100 x 8 GPUs) vs first-fit, in process
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS) --target gpu_sharing_quality
+	./bench/gpu_sharing.sh --bin build-bench/bench/gpu_sharing_quality
+
+bench-sharing-latency: deps ## only the extender verbs (filter, prioritize, bind; whole and shared GPUs) now vs 265a81c, before GPU sharing: alternating rounds, about 15 min
+	JOBS=$(JOBS) ./bench/extender_ab.sh --base 265a81c
 
 bench-reconciler: deps     ## only the reconciler: Volcano Jobs -> pods (1000 x 1, 10 x 100) vs kcm's batch/v1 Job controller (16 kwok nodes)
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF

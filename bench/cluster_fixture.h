@@ -10,7 +10,26 @@
 //    the pod of kube/codec/testdata/pod_full.json (4 GPUs) in compact JSON
 //    without metadata.managedFields (the scheduler's pod informer strips
 //    them) nor its PodGroup (a plain pod: a gang member waits for its gang's
-//    reservation instead of being fitted), "Nodes": null and every node name.
+//    reservation instead of being fitted), "Nodes": null and every node name;
+//  - the queues read: the fixture publishes what the gang controller's first
+//    pass would for an unlimited "default" queue, so the queue gate admits
+//    the probe (a plain pod of schedulerName volcano, Volcano's PodGroup of
+//    one) and filter fits it; before any pass it would wait on every node.
+//
+// GPU sharing (issue 18), `shared_gpus`: the nodes also say their GPUs'
+// memory (nvidia.com/gpu.memory, 80 GiB), every bound pod names its GPUs
+// (muster.io/gpu-ids, drawn at random among the free ones), and on every
+// other node (the even ones: half the nodes) one or two of the GPUs left
+// free carry 1-3 bound sharers of 0.25 (muster.io/gpu-fraction and
+// muster.io/gpu-shares, as bind writes them). A whole-GPU pod's fit then
+// looks at single GPUs on those nodes; `share_body` is the same probe
+// asking 0.5 of one GPU (muster.io/gpu-fraction, no nvidia.com/gpu).
+//
+// The same sources also build at a commit before GPU sharing (the latency
+// A/B of bench/extender_ab.sh): without model/gpu_share.h there,
+// kGpuSharing is false, nvidia.com/gpu counts whole GPUs instead of
+// thousandths, and a `shared_gpus` fixture is the plain one (the shared-GPU
+// benchmarks skip themselves).
 //
 // Thread-safety: FixtureFor() is for the benchmark's main thread; a
 // fixture's cache and pipeline are thread-safe.
@@ -18,13 +37,23 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/cluster_cache.h"
 #include "extender/pipeline.h"
 #include "model/clock.h"
 
+#if __has_include("model/gpu_share.h")
+#define MUSTER_BENCH_GPU_SHARING 1
+#else
+#define MUSTER_BENCH_GPU_SHARING 0
+#endif
+
 namespace muster::extender::bench {
+
+// Whether this build has GPU sharing (issue 18; see the top).
+inline constexpr bool kGpuSharing = MUSTER_BENCH_GPU_SHARING != 0;
 
 inline constexpr int kGpusPerNode = 8;
 inline constexpr int kPodsPerNode = 10;
@@ -35,26 +64,32 @@ std::string NodeName(int i);
 // Deterministic (fixed seed). With `gpu_topology`, every node also publishes
 // muster.io/gpu-topology (two 4-GPU NVLink islands, SYS between) and every
 // bound pod names its GPUs (muster.io/gpu-ids, drawn at random among the
-// free ones): the verbs then score GPU sets too.
-void FillCache(ClusterCache& cache, int nodes, int pods_per_node, bool gpu_topology = false);
+// free ones): the verbs then score GPU sets too. With `shared_gpus`, see the
+// top (GPU sharing).
+void FillCache(ClusterCache& cache, int nodes, int pods_per_node, bool gpu_topology = false,
+               bool shared_gpus = false);
 
-// The names-only ExtenderArgs body naming nodes 0..nodes-1.
-std::string NamesOnlyRequest(int nodes);
+// The names-only ExtenderArgs body naming nodes 0..nodes-1; with
+// `gpu_fraction` ("0.5"), the probe asks that share of one GPU instead of
+// its 4 whole GPUs.
+std::string NamesOnlyRequest(int nodes, std::string_view gpu_fraction = "");
 
-// A filled cache, the default pipeline over it and the request body.
+// A filled cache with its queues read, the default pipeline over it and the
+// request bodies.
 struct ClusterFixture {
-  ClusterFixture(int nodes, bool gpu_topology);
+  ClusterFixture(int nodes, bool gpu_topology, bool shared_gpus = false);
 
   const int nodes;
   FakeClock clock;
   ClusterCache cache{clock};
   Pipeline pipeline{PolicyConfig{}, &cache};
-  const std::string body;
+  const std::string body;        // the 4-GPU probe
+  const std::string share_body;  // the same probe asking 0.5 of one GPU
 };
 
-// One fixture per size (and GPU topology or not) for the whole process
-// (filling 5000 nodes takes a while); never freed.
-ClusterFixture& FixtureFor(int nodes, bool gpu_topology = false);
+// One fixture per size (and GPU topology, shared GPUs or not) for the whole
+// process (filling 5000 nodes takes a while); never freed.
+ClusterFixture& FixtureFor(int nodes, bool gpu_topology = false, bool shared_gpus = false);
 
 // The p50 and p99 of `samples` (nearest rank, as the benchmarks always
 // reported them). REQUIRES: !samples.empty().
