@@ -95,6 +95,22 @@ std::string ApplyRegistration(const Node& node, std::vector<GpuCard>& cards) {
   return "";
 }
 
+GpuMask HealthyOf(const std::vector<GpuCard>& cards) {
+  GpuMask healthy = 0;
+  for (size_t i = 0; i < cards.size(); ++i) {
+    if (cards[i].healthy) healthy |= GpuMask{1} << i;
+  }
+  return healthy;
+}
+
+GpuMask HeldIn(const GpuUses& uses) {
+  GpuMask held = 0;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    if (!uses[i].idle()) held |= GpuMask{1} << i;
+  }
+  return held;
+}
+
 }  // namespace
 
 std::optional<gang::GpuPick> TopologyGpuLayout::Pick(uint32_t free, int k) const {
@@ -109,22 +125,11 @@ int TopologyGpuLayout::BestLink(int k) const {
   return static_cast<int>(index_.BestClass(index_.healthy(), k));
 }
 
-GpuMask NodeGpus::Healthy() const {
-  GpuMask healthy = 0;
-  for (int i = 0; i < count(); ++i) {
-    if ((*cards)[static_cast<size_t>(i)].healthy) healthy |= GpuMask{1} << i;
-  }
-  return healthy;
-}
-
 GpuMask GpuHolds::Held(const GpuHolding& credit) const {
+  if (credit.empty()) return HeldIn(uses);  // the common case: no copy of the uses
   GpuUses rest = uses;
   AccountHolding(rest, credit, -1);
-  GpuMask held = 0;
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if (!rest[i].idle()) held |= GpuMask{1} << i;
-  }
-  return held;
+  return HeldIn(rest);
 }
 
 bool GpuHolds::AnyShared() const {
@@ -181,6 +186,7 @@ NodeGpus GpuTopologies::Resolve(const Node& node) {
       if (card.memory_mib == 0) card.memory_mib = memory;
     }
   }
+  gpus.healthy = HealthyOf(cards);
   gpus.cards =
       cards.empty() ? nullptr : std::make_shared<const std::vector<GpuCard>>(std::move(cards));
   return gpus;

@@ -102,8 +102,10 @@ struct NodeGpus {
   // The layout's search tables; null when the topology is unknown.
   const topology::TopologyIndex* index() const { return layout ? &layout->index() : nullptr; }
   int count() const { return cards ? static_cast<int>(cards->size()) : 0; }
-  // The healthy GPUs among `cards`.
-  GpuMask Healthy() const;
+  // The healthy GPUs among `cards`, kept with them (Resolve): filter and
+  // prioritize read it for every node of every request.
+  GpuMask healthy = 0;
+  GpuMask Healthy() const { return healthy; }
 };
 
 // What the pods hold of each GPU of a node: holders of whole GPUs (a count,
