@@ -157,7 +157,8 @@ TEST(GpuFractionAdmissionTest, RefusalsNameTheField) {
       {"vGPU cores above 100",
        TemplateJob(
            Asking(R"({"limits":{"volcano.sh/vgpu-number":1,"volcano.sh/vgpu-cores":150}})")),
-       kC0 + ".resources.limits[volcano.sh/vgpu-cores]: 150 percent of a GPU's compute: at most 100"},
+       kC0 +
+           ".resources.limits[volcano.sh/vgpu-cores]: 150 percent of a GPU's compute: at most 100"},
       {"a bad annotation in the template",
        TemplateJob(Asking("{}"), "", R"({"annotations":{"muster.io/gpu-fraction":"1.5"}})"),
        "spec.tasks[0].template.metadata.annotations[muster.io/gpu-fraction]: \"1.5\": a share of "
