@@ -28,6 +28,10 @@ import re
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the work tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
+from harness.figures import fmt_spread, spread  # noqa: E402,F401  e2e/scenarios/harness (spread: the tests')
+
 TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 
@@ -59,11 +63,6 @@ def load_dir(path):
     return sides
 
 
-def spread(values):
-    """(median, min, max) of a non-empty list."""
-    return statistics.median(values), min(values), max(values)
-
-
 def unshared_of(name):
     """The whole-GPU, untopologied counterpart of a shared-GPU benchmark, or None."""
     m = re.fullmatch(r"BM_(Filter|Prioritize|Bind)SharedGpus/nodes:(\d+)/fraction_probe:\d(/manual_time)?", name)
@@ -80,11 +79,6 @@ def series(runs, name, field="time"):
 def paired_ratios(num, den):
     """Round-by-round num/den over the rounds both have."""
     return [num[r] / den[r] for r in sorted(num) if r in den and den[r] > 0]
-
-
-def fmt_spread(values, digits=1):
-    med, lo, hi = spread(values)
-    return f"{med:.{digits}f} [{lo:.{digits}f}-{hi:.{digits}f}]"
 
 
 def ab_rows(sides):

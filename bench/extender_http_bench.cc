@@ -24,7 +24,7 @@
 //  - http_p50_us: the median of (round trip - handler time) per request:
 //    what the HTTP layers of both ends and the kernel add.
 // The second argument is the Accept-Encoding sent: 0 "identity", 1 "gzip".
-// kube-scheduler's Go client always sends "gzip" (extender-protocol.md §2),
+// kube-scheduler's Go client always sends "gzip" (Go's http.Transport does),
 // and cpp-httplib (Debian's build has zlib) then gzips any JSON reply
 // outside the handler, so only the round trip shows that cost.
 #include <benchmark/benchmark.h>

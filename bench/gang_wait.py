@@ -54,10 +54,9 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from watch_binds import connect  # noqa: E402  (the cluster's admin client)
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
-from kube_watch import read_watch  # noqa: E402  (one watch response, event by event)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
+from harness import cluster, figures, recording  # noqa: E402  e2e/scenarios/harness
+from harness.figures import summary  # noqa: E402  (the percentiles every bench prints)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
 
 GROUP = "scheduling.k8s.io/group-name"
@@ -117,8 +116,8 @@ class Recorder:
     """First receipt of each pod's creation, gate removal and binding, and
     of each PodGroup's Inqueue phase, on the monotonic clock."""
 
-    def __init__(self, cluster_dir, ns):
-        self.cluster_dir, self.ns = cluster_dir, ns
+    def __init__(self, api, ns):
+        self.api, self.ns = api, ns
         self.lock = threading.Condition()
         self.created, self.ungated, self.bound = {}, {}, {}  # pod -> t
         self.group_of = {}  # pod -> gang
@@ -145,67 +144,44 @@ class Recorder:
                 self.lock.notify_all()
 
     def watch(self, what, path, handler):
-        rv = None
-        while True:
-            try:
-                conn = connect(self.cluster_dir, 600)
-                if rv is None:
-                    conn.request("GET", f"{path}?limit=100000")
-                    listing = json.loads(conn.getresponse().read())
-                    now = time.monotonic()
-                    for obj in listing["items"]:
-                        handler(obj, now)
-                    rv = listing["metadata"]["resourceVersion"]
-                conn.request("GET", f"{path}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true"
-                                    "&timeoutSeconds=300")
-                resp = conn.getresponse()
-                if resp.status != 200:
-                    raise RuntimeError(f"watch {path}: HTTP {resp.status}")
-                self.opened[what].set()
-                def on_event(kind, obj):
-                    if kind != "DELETED":
-                        handler(obj, time.monotonic())
+        def on_list(items):
+            now = time.monotonic()
+            for obj in items:
+                handler(obj, now)
 
-                rv = read_watch(resp, rv, on_event)
-                conn.close()
-            except Exception as e:  # noqa: BLE001 - a watch thread must not die
-                self.errors.append(f"watch {what}: {e}")
-                time.sleep(0.5)
+        def on_event(kind, obj):
+            if kind != "DELETED":
+                handler(obj, time.monotonic())
+
+        cluster.list_then_watch(lambda: self.api.connect(600), path, on_list, on_event, self.opened[what].set,
+                                lambda e: self.errors.append(f"watch {what}: {e}"))
 
 
-def post(conn_box, cluster_dir, path, obj):
-    body = json.dumps(obj)
-    for attempt in range(3):
-        try:
-            if conn_box[0] is None:
-                conn_box[0] = connect(cluster_dir, 60)
-            conn_box[0].request("POST", path, body=body, headers={"Content-Type": "application/json"})
-            resp = conn_box[0].getresponse()
-            data = resp.read()
-            if resp.status not in (200, 201):
-                raise RuntimeError(f"POST {path}: HTTP {resp.status} {data[:200]!r}")
-            return
-        except (OSError, ConnectionError) as e:
-            if conn_box[0] is not None:
-                conn_box[0].close()
-            conn_box[0] = None
-            if attempt == 2:
-                raise RuntimeError(f"POST {path}: {e}") from e
+def post(conn_box, api, path, obj):
+    """POSTs `obj` over conn_box[0] (None: a new connection), three tries on
+    a connection fault; RuntimeError unless the answer is 200 or 201."""
+    try:
+        conn_box[0], status, data = cluster.send(api, conn_box[0], "POST", path, json.dumps(obj), timeout=60,
+                                                 errors=(OSError,))
+    except OSError as e:
+        conn_box[0] = None
+        raise RuntimeError(f"POST {path}: {e}") from e
+    if status not in (200, 201):
+        raise RuntimeError(f"POST {path}: HTTP {status} {data[:200]!r}")
 
 
 def submit_gang(args, rec, gang, log):
     """Creates one gang: its PodGroup, then (after Inqueue, if asked) its pods
     over CREATORS connections in parallel."""
-    ns, cd = args.namespace, args.cluster_dir
+    ns, api = args.namespace, rec.api
     entry = log[gang["name"]]
     try:
-        post([None], cd, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang))
+        post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang))
         entry["pgPosted"] = time.monotonic()
         if args.await_inqueue:
-            deadline = time.monotonic() + args.await_inqueue
             with rec.lock:
-                while gang["name"] not in rec.inqueue and time.monotonic() < deadline:
-                    rec.lock.wait(deadline - time.monotonic())
+                recording.wait_until(rec.lock, lambda: gang["name"] in rec.inqueue,
+                                     time.monotonic() + args.await_inqueue)
             if gang["name"] not in rec.inqueue:
                 entry["inqueueTimeout"] = True
         pods = [pod(gang, i, args.scheduler, args.gated) for i in range(gang["size"])]
@@ -213,7 +189,7 @@ def submit_gang(args, rec, gang, log):
         def create(chunk):
             box = [None]
             for p in chunk:
-                post(box, cd, f"/api/v1/namespaces/{ns}/pods", p)
+                post(box, api, f"/api/v1/namespaces/{ns}/pods", p)
             if box[0] is not None:
                 box[0].close()
 
@@ -232,7 +208,7 @@ def run(args):
     with open(args.workload) as f:
         workload = json.load(f)
     gangs = workload["gangs"]
-    rec = Recorder(args.cluster_dir, args.namespace)
+    rec = Recorder(cluster.Api(args.cluster_dir), args.namespace)
     for what, path, handler in (("pods", f"/api/v1/namespaces/{args.namespace}/pods", rec.on_pod),
                                 ("podgroups", f"{PG_API}/namespaces/{args.namespace}/podgroups", rec.on_pg)):
         threading.Thread(target=rec.watch, args=(what, path, handler), daemon=True).start()
@@ -262,8 +238,7 @@ def run(args):
         return sum(1 for g in gangs if counts.get(g["name"], 0) >= g["size"])
 
     with rec.lock:
-        while assembled() < len(gangs) and time.monotonic() < deadline:
-            rec.lock.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+        recording.wait_until(rec.lock, lambda: assembled() >= len(gangs), deadline, step=1.0)
         done = assembled()
         out_gangs = []
         for g in gangs:
@@ -291,22 +266,6 @@ def run(args):
 
 
 # --- report ----------------------------------------------------------------------
-
-
-def quantile(xs, q):
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not xs:
-        return None
-    xs = sorted(xs)
-    pos = q * (len(xs) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def summary(xs):
-    return {"n": len(xs), "p50": quantile(xs, 0.5), "p90": quantile(xs, 0.9),
-            "p99": quantile(xs, 0.99), "max": max(xs) if xs else None}
 
 
 def analyze(result):
@@ -347,17 +306,7 @@ def analyze(result):
                 gate_to_bind.append(at - g["ungated"][mn - 1])
             if binds[0] < g["ungated"][mn - 1]:
                 bind_before_ungated += 1
-    # Interleaving: another gang's bind inside a gang's ramp.
-    all_binds = sorted((b, g["name"]) for g in gangs for b in g["binds"])
-    interleaved = 0
-    for lo, hi, name in windows:
-        if any(lo < b < hi and n != name for b, n in all_binds):
-            interleaved += 1
-    events = sorted([(lo, 1) for lo, hi, _ in windows] + [(hi, -1) for lo, hi, _ in windows])
-    cur = peak = 0
-    for _, d in events:
-        cur += d
-        peak = max(peak, cur)
+    interleaved, peak = overlaps(gangs, windows)
     return {
         "gangs": len(gangs), "pods": sum(g["size"] for g in gangs),
         "gpus": sum(g["size"] * g["gpus"] for g in gangs),
@@ -372,6 +321,23 @@ def analyze(result):
         "waitBySize": {str(s): summary(v) for s, v in sorted(by_size.items())},
         "end": end, "errors": result.get("errors", []),
     }
+
+
+def overlaps(gangs, windows):
+    """(gangs with another gang's bind inside their ramp, the most gangs
+    partially bound at one time) over the ramps `windows` (first bind,
+    minMember-th bind or end, gang)."""
+    all_binds = sorted((b, g["name"]) for g in gangs for b in g["binds"])
+    interleaved = 0
+    for lo, hi, name in windows:
+        if any(lo < b < hi and n != name for b, n in all_binds):
+            interleaved += 1
+    events = sorted([(lo, 1) for lo, hi, _ in windows] + [(hi, -1) for lo, hi, _ in windows])
+    cur = peak = 0
+    for _, d in events:
+        cur += d
+        peak = max(peak, cur)
+    return interleaved, peak
 
 
 def parse_metrics(text):
@@ -408,7 +374,7 @@ def histogram_quantile(series, name, q):
 
 
 def fmt(x, unit="s"):
-    return "-" if x is None else f"{x:.3f}{unit}"
+    return figures.fixed(x, 3, unit)
 
 
 def fmt_summary(s):

@@ -15,32 +15,13 @@ Receipt time on a loopback watch is within milliseconds of the binding, which
 is plenty for runs of many seconds.
 """
 
-import http.client
 import json
 import os
-import ssl
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
-from kube_watch import read_watch  # noqa: E402  (one watch response, event by event)
-
-
-def apiserver_port(cluster_dir):
-    with open(os.path.join(cluster_dir, "state")) as f:
-        for line in f:
-            parts = line.split()
-            if parts[:2] == ["port", "apiserver"]:
-                return int(parts[2])
-    raise SystemExit(f"no apiserver port in {cluster_dir}/state")
-
-
-def connect(cluster_dir, timeout):
-    pki = os.path.join(cluster_dir, "pki")
-    ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
-    ctx.load_cert_chain(os.path.join(pki, "admin.crt"), os.path.join(pki, "admin.key"))
-    return http.client.HTTPSConnection("127.0.0.1", apiserver_port(cluster_dir), context=ctx,
-                                       timeout=timeout)
+from harness.cluster import Api, read_watch  # noqa: E402  e2e/scenarios/harness: the admin client, one watch response
 
 
 def list_bound(conn, ns, bound_at):
@@ -65,10 +46,11 @@ def main(argv):
     rv = None
     ready_signalled = False
     watches = 0
+    api = Api(cluster_dir)
     # A watch may end early (the API server closes watchers it finds slow):
     # resume from the last resourceVersion seen, or list again on 410 Gone.
     while len(bound_at) < count and time.monotonic() < deadline:
-        conn = connect(cluster_dir, timeout)
+        conn = api.connect(timeout)
         watches += 1
         if rv is None:
             rv = list_bound(conn, ns, bound_at)

@@ -1,5 +1,5 @@
 # Third-party dependencies, all from Debian bookworm packages
-# (see ../shared/reference/build-notes.md and tools/install-deps.sh).
+# (tools/install-deps.sh installs them).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(RapidJSON QUIET)

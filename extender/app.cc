@@ -1,8 +1,6 @@
 #include "extender/app.h"
 
 #include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -18,13 +16,14 @@
 #include <string_view>
 #include <utility>
 
+#include "base/ops_server.h"
+#include "base/signals.h"
 #include "extender/cluster_cache.h"
 #include "extender/gang_controller.h"
 #include "extender/metrics.h"
 #include "kube/client/client.h"
 #include "kube/client/informer.h"
 #include "kube/client/kubeconfig.h"
-#include "kube/client/ops_server.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "model/clock.h"
@@ -34,42 +33,11 @@
 namespace muster::extender {
 namespace {
 
-using Setter = FlagSetter<ExtenderFlags>;
+using Flags = ExtenderFlags;
 
-// A flag taking a Go duration of at least `min`, stored where `field` says.
-Setter DurationInto(std::string_view flag, Duration min,
-                    std::function<Duration&(ExtenderFlags&)> field) {
-  return [flag = std::string(flag), min, field](const std::string& v, ExtenderFlags& f) {
-    StatusOr<Duration> d = ParseGoDuration(v);
-    if (!d.ok() || *d < min) {
-      return FlagError(flag, "\"" + v + "\" is not a duration of at least " +
-                                 FormatGoDuration(min) + " (e.g. 0s, 10s, 1m)");
-    }
-    field(f) = *d;
-    return Status::Ok();
-  };
-}
-
-// A flag taking true or false.
-Setter BoolInto(std::string_view flag, std::function<bool&(ExtenderFlags&)> field) {
-  return [flag = std::string(flag), field](const std::string& v, ExtenderFlags& f) {
-    if (v != "true" && v != "false") return FlagError(flag, "\"" + v + "\" is not true or false");
-    field(f) = v == "true";
-    return Status::Ok();
-  };
-}
-
-Setter StringInto(std::string ExtenderFlags::*field) {
-  return [field](const std::string& v, ExtenderFlags& f) {
-    f.*field = v;
-    return Status::Ok();
-  };
-}
-Setter ServerString(std::string ServerOptions::*field) {
-  return [field](const std::string& v, ExtenderFlags& f) {
-    f.server.*field = v;
-    return Status::Ok();
-  };
+// The flag setting a string of ServerOptions.
+FlagSetter<Flags> ServerString(std::string ServerOptions::*field) {
+  return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 
 const FlagTable<ExtenderFlags>& Setters() {
@@ -79,43 +47,22 @@ const FlagTable<ExtenderFlags>& Setters() {
       {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
       {"tls-key", ServerString(&ServerOptions::tls_key_path)},
       {"client-ca", ServerString(&ServerOptions::client_ca_path)},
-      {"kubeconfig", StringInto(&ExtenderFlags::kubeconfig)},
-      {"metrics-listen", StringInto(&ExtenderFlags::metrics_listen)},
+      {"kubeconfig", StringInto<Flags>([](Flags & f) -> auto& { return f.kubeconfig; })},
+      {"metrics-listen", StringInto<Flags>([](Flags & f) -> auto& { return f.metrics_listen; })},
       {"metrics-port",
-       [](const std::string& v, ExtenderFlags& f) {
-         int64_t port = 0;
-         MUSTER_RETURN_IF_ERROR(ParseIntFlag("metrics-port", v, 0, 65535, &port));
-         f.metrics_port = static_cast<int>(port);
-         return Status::Ok();
-       }},
-      {"port",
-       [](const std::string& v, ExtenderFlags& f) {
-         int64_t port = 0;
-         MUSTER_RETURN_IF_ERROR(ParseIntFlag("port", v, 1, 65535, &port));
-         f.server.port = static_cast<int>(port);
-         return Status::Ok();
-       }},
-      {"max-body-bytes",
-       [](const std::string& v, ExtenderFlags& f) {
-         int64_t n = 0;
-         MUSTER_RETURN_IF_ERROR(ParseIntFlag("max-body-bytes", v, 1, int64_t{1} << 40, &n));
-         f.server.max_body_bytes = static_cast<size_t>(n);
-         return Status::Ok();
-       }},
+       IntInto<Flags, int>(
+           "metrics-port", 0, 65535, [](Flags & f) -> auto& { return f.metrics_port; })},
+      {"port", IntInto<Flags, int>(
+                   "port", 1, 65535, [](Flags & f) -> auto& { return f.server.port; })},
+      {"max-body-bytes", IntInto<Flags, size_t>(
+                             "max-body-bytes", 1, int64_t{1} << 40,
+                             [](Flags & f) -> auto& { return f.server.max_body_bytes; })},
       {"kube-api-qps",
-       [](const std::string& v, ExtenderFlags& f) {
-         int64_t qps = 0;
-         MUSTER_RETURN_IF_ERROR(ParseIntFlag("kube-api-qps", v, 1, 100000, &qps));
-         f.kube_api_qps = static_cast<double>(qps);
-         return Status::Ok();
-       }},
+       IntInto<Flags, double>(
+           "kube-api-qps", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_qps; })},
       {"kube-api-burst",
-       [](const std::string& v, ExtenderFlags& f) {
-         int64_t burst = 0;
-         MUSTER_RETURN_IF_ERROR(ParseIntFlag("kube-api-burst", v, 1, 100000, &burst));
-         f.kube_api_burst = static_cast<int>(burst);
-         return Status::Ok();
-       }},
+       IntInto<Flags, int>(
+           "kube-api-burst", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_burst; })},
       {"managed-resource",
        [](const std::string& v, ExtenderFlags& f) {
          if (v.empty()) return FlagError("managed-resource", "empty resource name");
@@ -132,19 +79,22 @@ const FlagTable<ExtenderFlags>& Setters() {
          return Status::Ok();
        }},
       {"gang-reservation-timeout",
-       DurationInto("gang-reservation-timeout", std::chrono::seconds(1),
-                    [](ExtenderFlags& f) -> Duration& { return f.gang.pass.reservation_timeout; })},
+       DurationInto<Flags>(
+           "gang-reservation-timeout", std::chrono::seconds(1),
+           [](Flags & f) -> auto& { return f.gang.pass.reservation_timeout; })},
       {"gang-head-of-line-after",
-       DurationInto("gang-head-of-line-after", Duration::zero(),
-                    [](ExtenderFlags& f) -> Duration& { return f.gang.pass.head_of_line_after; })},
+       DurationInto<Flags>(
+           "gang-head-of-line-after", Duration::zero(),
+           [](Flags & f) -> auto& { return f.gang.pass.head_of_line_after; })},
       {"gang-preemption",
-       BoolInto("gang-preemption",
-                [](ExtenderFlags& f) -> bool& { return f.gang.pass.preemption; })},
+       BoolInto<Flags>(
+           "gang-preemption", [](Flags & f) -> auto& { return f.gang.pass.preemption; })},
       {"queue-reclaim",
-       BoolInto("queue-reclaim", [](ExtenderFlags& f) -> bool& { return f.gang.pass.reclaim; })},
-      {"queue-reclaim-after",
-       DurationInto("queue-reclaim-after", Duration::zero(),
-                    [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.after; })},
+       BoolInto<Flags>(
+           "queue-reclaim", [](Flags & f) -> auto& { return f.gang.pass.reclaim; })},
+      {"queue-reclaim-after", DurationInto<Flags>(
+                                  "queue-reclaim-after", Duration::zero(),
+                                  [](Flags & f) -> auto& { return f.gang.reclaim.after; })},
       {"network-tiers",
        [](const std::string& v, ExtenderFlags& f) {
          topology::ParsedTiers parsed = topology::ParseNetworkTiers(v);
@@ -163,9 +113,9 @@ const FlagTable<ExtenderFlags>& Setters() {
          f.gpu_profiles = *std::move(profiles);
          return Status::Ok();
        }},
-      {"queue-reclaim-cooldown",
-       DurationInto("queue-reclaim-cooldown", Duration::zero(),
-                    [](ExtenderFlags& f) -> Duration& { return f.gang.reclaim.cooldown; })},
+      {"queue-reclaim-cooldown", DurationInto<Flags>(
+                                     "queue-reclaim-cooldown", Duration::zero(),
+                                     [](Flags & f) -> auto& { return f.gang.reclaim.cooldown; })},
       {"score-mode",
        [](const std::string& v, ExtenderFlags& f) {
          if (v == "binpack") {
@@ -281,7 +231,7 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   kube::ClientConfig gang_config = *config;
   gang_config.max_connections = 16;  // GangControllerOptions::io_parallelism
   // A write that hangs must not hold up the gates behind it: it fails fast
-  // and the next pass writes it again (GangController::Failed).
+  // and the next pass writes it again (gang_writes.h ForgetUnwritten).
   gang_config.timeout = std::chrono::seconds(5);
   kube::ClientOptions gang_options;
   gang_options.retry.max_attempts = 2;
@@ -405,8 +355,9 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
 
 // Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
 // reservations and publishing the cache gauges once a second meanwhile.
-void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetrics& metrics,
-                      const std::function<bool()>& synced, const std::function<void()>& on_synced,
+void ServeUntilSignal(const base::SignalWaiter& signals, ClusterCache& cache,
+                      ExtenderMetrics& metrics, const std::function<bool()>& synced,
+                      const std::function<void()>& on_synced,
                       const std::function<std::vector<UndecodableEntry>()>& undecodable) {
   bool started = false;
   for (;;) {
@@ -414,9 +365,9 @@ void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetr
       on_synced();
       started = true;
     }
-    const timespec second{.tv_sec = 0, .tv_nsec = started ? 999'999'999 : 50'000'000};
-    const int sig = sigtimedwait(&signals, nullptr, &second);
-    if (sig == SIGTERM || sig == SIGINT) {
+    const auto tick =
+        started ? std::chrono::nanoseconds(999'999'999) : std::chrono::milliseconds(50);
+    if (const int sig = signals.Wait(tick); sig != 0) {
       spdlog::info("extender: signal {}, shutting down", sig);
       return;
     }
@@ -428,45 +379,94 @@ void ServeUntilSignal(const sigset_t& signals, ClusterCache& cache, ExtenderMetr
   }
 }
 
-int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
-  StatusOr<Clients> clients = MakeClients(flags);
-  if (!clients.ok()) {
-    spdlog::error("extender: {}", clients.status().ToString());
-    return 1;
+// The watches that feed the cache. PodGroups and Queues: the CRDs of
+// manifests/crds must be installed, or these lists fail (logged, retried)
+// and the extender never gets ready.
+struct Watches {
+  explicit Watches(kube::Client* client)
+      : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList),
+        pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList),
+        groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
+        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList) {}
+
+  void Feed(ClusterCache& cache) {
+    Wire(nodes, pods, cache);
+    WireWorkloads(groups, queues, cache);
   }
-  ClusterStateOptions cache_options;
-  cache_options.gpu_profiles = flags.gpu_profiles;
-  cache_options.gang_schedulers = flags.policy.gang_schedulers;
-  ClusterCache cache(RealClock(), std::move(cache_options));
-  kube::Informer<Node> nodes(clients->watch.get(), kube::ResourceRef::Core("nodes"),
-                             kube::DecodeNode, kube::DecodeNodeList);
-  kube::Informer<Pod> pods(clients->watch.get(), kube::ResourceRef::Core("pods"), kube::DecodePod,
-                           kube::DecodePodList);
-  // PodGroups and Queues: the CRDs of manifests/crds must be installed, or
-  // these lists fail (logged, retried) and the extender never gets ready.
-  kube::Informer<PodGroup> groups(clients->watch.get(), kube::PodGroupsRef(), kube::DecodePodGroup,
-                                  kube::DecodePodGroupList);
-  kube::Informer<Queue> queues(clients->watch.get(), kube::QueuesRef(), kube::DecodeQueue,
-                               kube::DecodeQueueList);
-  Wire(nodes, pods, cache);
-  WireWorkloads(groups, queues, cache);
-  const Pipeline pipeline(flags.policy, &cache);
-  ExtenderMetrics metrics;
-  KubeBinder binder(clients->bind.get());
-  const std::function<bool()> synced = [&] {
+  bool Synced() const {
     return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced();
-  };
-  const std::function<std::vector<UndecodableEntry>()> undecodable = [&] {
+  }
+  std::vector<UndecodableEntry> Undecodable() const {
     std::vector<UndecodableEntry> out;
     AddUndecodable("nodes", nodes, &out);
     AddUndecodable("pods", pods, &out);
     AddUndecodable("podgroups", groups, &out);
     AddUndecodable("queues", queues, &out);
     return out;
+  }
+  void Start() {
+    nodes.Start();
+    pods.Start();
+    groups.Start();
+    queues.Start();
+  }
+  void Stop() {
+    nodes.Stop();
+    pods.Stop();
+    groups.Stop();
+    queues.Stop();
+  }
+
+  kube::Informer<Node> nodes;
+  kube::Informer<Pod> pods;
+  kube::Informer<PodGroup> groups;
+  kube::Informer<Queue> queues;
+};
+
+ClusterStateOptions CacheOptions(const ExtenderFlags& flags) {
+  ClusterStateOptions options;
+  options.gpu_profiles = flags.gpu_profiles;
+  options.gang_schedulers = flags.policy.gang_schedulers;
+  return options;
+}
+
+// Starts the verbs' server and, with --metrics-port, the ops server; false
+// (logged) when either cannot serve.
+bool StartServing(const ExtenderFlags& flags, Server& server, base::OpsServer& ops) {
+  if (Status started = server.Start(); !started.ok()) {
+    spdlog::error("extender: {}", started.ToString());
+    return false;
+  }
+  spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
+               flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
+  if (flags.metrics_port == 0) return true;
+  if (std::string error; !ops.Start(flags.metrics_listen, flags.metrics_port, &error)) {
+    spdlog::error("extender: metrics: {}", UnavailableError(error).ToString());
+    return false;
+  }
+  spdlog::info("extender: metrics on {}:{}", flags.metrics_listen, ops.port());
+  return true;
+}
+
+int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
+  StatusOr<Clients> clients = MakeClients(flags);
+  if (!clients.ok()) {
+    spdlog::error("extender: {}", clients.status().ToString());
+    return 1;
+  }
+  ClusterCache cache(RealClock(), CacheOptions(flags));
+  Watches watches(clients->watch.get());
+  watches.Feed(cache);
+  const Pipeline pipeline(flags.policy, &cache);
+  ExtenderMetrics metrics;
+  KubeBinder binder(clients->bind.get());
+  const std::function<bool()> synced = [&watches] { return watches.Synced(); };
+  const std::function<std::vector<UndecodableEntry>()> undecodable = [&watches] {
+    return watches.Undecodable();
   };
   // Gangs: planned and reserved whole by a controller thread, which starts
   // once the cache is synced (a plan from half a cache could double-book).
-  GangController gangs(&cache, clients->gang.get(), RealClock(), flags.gang, &metrics.registry());
+  GangController gangs(&cache, clients->gang.get(), RealClock(), flags.gang, &metrics);
   Server server(flags.server, ServerDeps{.pipeline = &pipeline,
                                          .binder = &binder,
                                          .metrics = &metrics,
@@ -475,33 +475,15 @@ int Serve(const ExtenderFlags& flags, const sigset_t& signals) {
                                          .gangs = [&gangs] { return gangs.DebugJson(); },
                                          .queues = [&gangs] { return gangs.QueuesDebugJson(); },
                                          .undecodable = undecodable});
-  nodes.Start();
-  pods.Start();
-  groups.Start();
-  queues.Start();
-  if (Status started = server.Start(); !started.ok()) {
-    spdlog::error("extender: {}", started.ToString());
-    return 1;
-  }
-  spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
-               flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
-  kube::OpsServer ops({.metrics = [&metrics] { return metrics.Text(); }, .ready = synced});
-  if (flags.metrics_port != 0) {
-    if (Status listening = ops.Start(flags.metrics_listen, flags.metrics_port); !listening.ok()) {
-      spdlog::error("extender: metrics: {}", listening.ToString());
-      return 1;
-    }
-    spdlog::info("extender: metrics on {}:{}", flags.metrics_listen, ops.port());
-  }
+  watches.Start();
+  base::OpsServer ops({.metrics = [&metrics] { return metrics.Text(); }, .ready = synced});
+  if (!StartServing(flags, server, ops)) return 1;
   ServeUntilSignal(
       signals, cache, metrics, synced, [&] { gangs.Start(); }, undecodable);
   gangs.Stop();
   ops.Stop();
   server.Stop();  // finishes the requests in flight
-  nodes.Stop();
-  pods.Stop();
-  groups.Stop();
-  queues.Stop();
+  watches.Stop();
   return 0;
 }
 
@@ -529,12 +511,8 @@ int RunExtender(const std::vector<std::string>& args) {
   }
   KeepRequestMemory();
   // Blocked before any thread starts, so every thread inherits the mask and
-  // only sigtimedwait() in this thread receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // only the wait in this thread receives them.
+  const base::SignalWaiter signals;
   return Serve(*flags, signals);
 }
 

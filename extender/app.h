@@ -39,7 +39,7 @@ struct ExtenderFlags {
   ServerOptions server;
   std::string kubeconfig;
   // --metrics-listen / --metrics-port: a second listener with only /metrics,
-  // /healthz and /readyz (kube::OpsServer), so Prometheus and the kubelet's
+  // /healthz and /readyz (base::OpsServer), so Prometheus and the kubelet's
   // probes reach them on the Pod's IP while the verbs stay on loopback.
   // Port 0: none.
   std::string metrics_listen = "0.0.0.0";

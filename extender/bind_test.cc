@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,61 +38,70 @@ NodeInfo GpuNode(int64_t used) {
                   .allocated = Resources{{"nvidia.com/gpu", used * kMilliPerGpu}}};
 }
 
-TEST(PlanBindTest, Decisions) {
-  struct Case {
-    std::string name;
-    kube::ExtenderBindingArgs args;
-    std::optional<PodRecord> pod;
-    std::optional<NodeInfo> node;
-    std::optional<Placement> own;
-    BindAction action;
-    std::string_view code;
-    std::string error;  // kReject
-  };
-  PodRecord other_name = Pending();
-  other_name.name = "train-1";
-  PodRecord finished = Pending();
-  finished.node_name = "n1";
-  finished.terminal = true;
-  PodRecord deleting = Pending();
-  deleting.terminating = true;
-  PodRecord bound_here = Pending();
-  bound_here.node_name = "n1";
-  PodRecord bound_there = Pending();
-  bound_there.node_name = "n2";
-  kube::ExtenderBindingArgs no_uid = Args();
-  no_uid.pod_uid.clear();
-  const Placement own_here{
-      .node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}, .assumed = true};
+// Pending() changed by `change`.
+PodRecord PendingWith(const std::function<void(PodRecord&)>& change) {
+  PodRecord pod = Pending();
+  change(pod);
+  return pod;
+}
 
-  const std::vector<Case> cases = {
-      {"fits", Args(), Pending(), GpuNode(4), std::nullopt, BindAction::kPost, kReasonBindPost, ""},
-      {"fits thanks to its own reservation (a retried bind)", Args(), Pending(), GpuNode(8),
-       own_here, BindAction::kPost, kReasonBindPost, ""},
-      {"already bound here: success without a POST", Args(), bound_here, GpuNode(8), std::nullopt,
-       BindAction::kAlreadyBound, kReasonAlreadyBound, ""},
-      {"a field missing", no_uid, Pending(), GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonBadRequest, "muster: bind request lacks PodUID"},
-      {"pod unknown", Args(), std::nullopt, GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonPodUnknown, "muster: pod ml/train-0 (uid u1) not in cache yet"},
-      {"uid of another pod", Args(), other_name, GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonPodMismatch, "muster: uid u1 is pod ml/train-1, not ml/train-0"},
-      {"finished", Args(), finished, GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonPodFinished, "muster: pod ml/train-0 has finished"},
-      {"being deleted", Args(), deleting, GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonPodFinished, "muster: pod ml/train-0 is being deleted"},
-      {"bound elsewhere", Args(), bound_there, GpuNode(0), std::nullopt, BindAction::kReject,
-       kReasonBoundElsewhere, "muster: pod ml/train-0 is already bound to node n2"},
-      {"node unknown", Args(), Pending(), std::nullopt, std::nullopt, BindAction::kReject,
-       kReasonNodeUnknown, "muster: node n1 not in cache yet"},
-      {"node filled up since filter", Args(), Pending(), GpuNode(6), std::nullopt,
-       BindAction::kReject, kReasonInsufficient,
-       "muster: node n1: needs 4 nvidia.com/gpu (2 free of 8)"},
-      {"pod larger than the node", Args(), Pending(9), GpuNode(0), std::nullopt,
-       BindAction::kReject, kReasonExceedsNode,
-       "muster: node n1: needs 9 nvidia.com/gpu (node has 8)"},
-  };
-  for (const Case& c : cases) {
+struct PlanBindCase {
+  std::string name;
+  kube::ExtenderBindingArgs args;
+  std::optional<PodRecord> pod;
+  std::optional<NodeInfo> node;
+  std::optional<Placement> own;
+  BindAction action;
+  std::string_view code;
+  std::string error;  // kReject
+};
+
+const Placement kOwnHere{
+    .node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}, .assumed = true};
+
+const std::vector<PlanBindCase> kPlanBindCases = {
+    {"fits", Args(), Pending(), GpuNode(4), std::nullopt, BindAction::kPost, kReasonBindPost, ""},
+    {"fits thanks to its own reservation (a retried bind)", Args(), Pending(), GpuNode(8), kOwnHere,
+     BindAction::kPost, kReasonBindPost, ""},
+    {"already bound here: success without a POST", Args(),
+     PendingWith([](PodRecord& p) { p.node_name = "n1"; }), GpuNode(8), std::nullopt,
+     BindAction::kAlreadyBound, kReasonAlreadyBound, ""},
+    {"a field missing",
+     [] {
+       kube::ExtenderBindingArgs no_uid = Args();
+       no_uid.pod_uid.clear();
+       return no_uid;
+     }(),
+     Pending(), GpuNode(0), std::nullopt, BindAction::kReject, kReasonBadRequest,
+     "muster: bind request lacks PodUID"},
+    {"pod unknown", Args(), std::nullopt, GpuNode(0), std::nullopt, BindAction::kReject,
+     kReasonPodUnknown, "muster: pod ml/train-0 (uid u1) not in cache yet"},
+    {"uid of another pod", Args(), PendingWith([](PodRecord& p) { p.name = "train-1"; }),
+     GpuNode(0), std::nullopt, BindAction::kReject, kReasonPodMismatch,
+     "muster: uid u1 is pod ml/train-1, not ml/train-0"},
+    {"finished", Args(), PendingWith([](PodRecord& p) {
+       p.node_name = "n1";
+       p.terminal = true;
+     }),
+     GpuNode(0), std::nullopt, BindAction::kReject, kReasonPodFinished,
+     "muster: pod ml/train-0 has finished"},
+    {"being deleted", Args(), PendingWith([](PodRecord& p) { p.terminating = true; }), GpuNode(0),
+     std::nullopt, BindAction::kReject, kReasonPodFinished,
+     "muster: pod ml/train-0 is being deleted"},
+    {"bound elsewhere", Args(), PendingWith([](PodRecord& p) { p.node_name = "n2"; }), GpuNode(0),
+     std::nullopt, BindAction::kReject, kReasonBoundElsewhere,
+     "muster: pod ml/train-0 is already bound to node n2"},
+    {"node unknown", Args(), Pending(), std::nullopt, std::nullopt, BindAction::kReject,
+     kReasonNodeUnknown, "muster: node n1 not in cache yet"},
+    {"node filled up since filter", Args(), Pending(), GpuNode(6), std::nullopt,
+     BindAction::kReject, kReasonInsufficient,
+     "muster: node n1: needs 4 nvidia.com/gpu (2 free of 8)"},
+    {"pod larger than the node", Args(), Pending(9), GpuNode(0), std::nullopt, BindAction::kReject,
+     kReasonExceedsNode, "muster: node n1: needs 9 nvidia.com/gpu (node has 8)"},
+};
+
+TEST(PlanBindTest, Decisions) {
+  for (const PlanBindCase& c : kPlanBindCases) {
     SCOPED_TRACE(c.name);
     const BindPlan plan =
         PlanBind(c.args, c.pod ? &*c.pod : nullptr, c.node ? &*c.node : nullptr, c.own, kGpuOnly);

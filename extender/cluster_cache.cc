@@ -8,77 +8,77 @@ ClusterCache::ClusterCache(const Clock& clock, ClusterStateOptions options)
     : state_(clock, options) {}
 
 void ClusterCache::UpsertNode(Node node) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.UpsertNode(std::move(node));
 }
 
 void ClusterCache::DeleteNode(std::string_view name) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.DeleteNode(name);
 }
 
 void ClusterCache::UpsertPod(const Pod& pod) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.UpsertPod(pod);
 }
 
 void ClusterCache::DeletePod(std::string_view uid) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.DeletePod(uid);
 }
 
 void ClusterCache::UpsertPodGroup(PodGroup group) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().UpsertPodGroup(std::move(group));
 }
 
 void ClusterCache::DeletePodGroup(std::string_view ns, std::string_view name) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().DeletePodGroup(ns, name);
 }
 
 void ClusterCache::UpsertQueue(Queue queue) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().UpsertQueue(std::move(queue));
 }
 
 void ClusterCache::DeleteQueue(std::string_view name) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().DeleteQueue(name);
 }
 
 void ClusterCache::MarkPodGroupBroken(BrokenObject broken) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().MarkPodGroupBroken(std::move(broken));
 }
 
 void ClusterCache::ClearBrokenPodGroup(std::string_view key) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().ClearBrokenPodGroup(key);
 }
 
 void ClusterCache::MarkQueueBroken(BrokenObject broken) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().MarkQueueBroken(std::move(broken));
 }
 
 void ClusterCache::ClearBrokenQueue(std::string_view name) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   state_.workloads().ClearBrokenQueue(name);
 }
 
 std::vector<std::string> ClusterCache::ExpireAssumed() {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return state_.ExpireAssumed();
 }
 
 ClusterSnapshot ClusterCache::Snapshot(std::string_view pod_uid) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return state_.Snapshot(pod_uid);
 }
 
 void ClusterCache::Exclusive(const std::function<void(ClusterState&)>& fn) {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   fn(state_);
 }
 

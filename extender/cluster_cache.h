@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "extender/cluster_state.h"
-#include "kube/client/mutex.h"
 #include "model/clock.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -48,7 +48,7 @@ class ClusterCache final : public ClusterAccess {
   void Exclusive(const std::function<void(ClusterState&)>& fn) override MUSTER_EXCLUDES(mu_);
 
  private:
-  kube::Mutex mu_;
+  base::Mutex mu_;
   ClusterState state_ MUSTER_GUARDED_BY(mu_);
 };
 

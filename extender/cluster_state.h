@@ -1,9 +1,37 @@
-// ClusterState: muster's cache of the cluster, as a pure structure.
+// ClusterState: muster's cache of the cluster, as a pure structure. The
+// extender decides placements against it, never against the node list in a
+// request.
 //
-// The extender decides placements against this cache, never against the node
-// list in a request. Watches feed it through event methods (UpsertNode,
-// DeletePod, ...); the verb pipeline (pipeline.h) reads it through immutable
-// snapshots; bind reserves capacity in it (Assume) until the bound pod is seen.
+// What it holds:
+//   - per node name, a NodeInfo: the Node as last seen, what the counted pods
+//     and placements take of its allocatable (the accounting below), its GPUs
+//     and what of them each holds (gpu_ledger.h);
+//   - per pod uid, a PodRecord (not the whole Pod: 50k pods must stay small),
+//     and the whole pods of gangs (gang_pods(), the gang controller's input)
+//     with each gang's plan (SetGangPlan);
+//   - the assumed placements (reservations, below);
+//   - the PodGroups and Queues (workloads(), workload_index.h) and the queue
+//     gate of the pods no gang pass releases (queue_gate(), queue_gate.h).
+//
+// Who writes: the watches, through the event methods (UpsertNode, DeletePod,
+// ..., workloads()), which are idempotent; bind, which reserves the node it
+// chose (Assume) and drops the reservation when the Binding fails (Forget);
+// the gang controller, which reserves whole gangs (Assume with its own TTL,
+// SetGangPlan) and releases them (Forget); filter and the gang controller,
+// through queue_gate(). The verb pipeline (pipeline.h) only reads, through
+// immutable snapshots (Snapshot()).
+//
+// Reservations: Assume(pod, node, request) counts the request (and one
+// "pods") on the node for a pod the cache does not yet see bound, so the next
+// decision sees that capacity taken before the watch reports the Binding. A
+// pod has at most one placement: assuming it again refreshes or moves it,
+// and a pod seen bound is never assumed. The placement ends when the pod is
+// seen bound (its bound request then counts instead, on whichever node it
+// landed), terminal or deleted; on Forget() (optionally only if still on a
+// given node); or when it expires, `assume_ttl` (or the TTL given to Assume)
+// after the last Assume() of that pod by the injected Clock. Expiry is
+// applied by Snapshot(), Assume() and ExpireAssumed(); no thread or timer is
+// involved.
 //
 // Accounting, per node name, updated incrementally (O(1) per event):
 //
@@ -11,12 +39,6 @@
 //                 not terminal (Succeeded/Failed); terminating pods still count
 //             + Σ assumed placements on the node
 //   and allocated["pods"] counts both, like kube-scheduler's NodeInfo.
-//
-// An assumed placement ends when the pod is seen bound (its bound request
-// then counts instead, on whichever node it landed), terminal or deleted; on
-// Forget(); or when it expires, `assume_ttl` after the last Assume() of that
-// pod by the injected Clock. Expiry is applied by Snapshot(), Assume() and
-// ExpireAssumed(); no thread or timer is involved.
 //
 // Pods may name a node before (or after) the cache holds its Node object:
 // their resources still count under that name, so a node that (re)appears
@@ -26,11 +48,13 @@
 // Snapshots share structure with the state: taking one is O(1); the first
 // change after a snapshot copies the node table's pointers (O(nodes)), and
 // every change to a node replaces that node's NodeInfo (copy-on-write), so a
-// snapshot never sees a later change.
+// snapshot never sees a later change. How a name finds its NodeInfo fast
+// (the name index, pipelined lookups, pooled NodeInfos) is node_index.h.
 //
 // Thread-safety: ClusterState is not thread-safe: one owner at a time, or a
-// mutex around it (ClusterCache, cluster_cache.h). A ClusterSnapshot is
-// immutable and may be read from any thread while the state moves on.
+// mutex around it (ClusterCache, cluster_cache.h, which the watch threads
+// and the HTTP workers share). A ClusterSnapshot is immutable and may be
+// read from any thread while the state moves on.
 #pragma once
 
 #include <array>
@@ -48,6 +72,7 @@
 #include <vector>
 
 #include "extender/gpu_ledger.h"
+#include "extender/node_index.h"
 #include "extender/queue_gate.h"
 #include "extender/workload_index.h"
 #include "model/clock.h"
@@ -58,62 +83,6 @@
 #include "model/time.h"
 
 namespace muster::extender {
-
-// A string hash that also takes string_view, for lookups without a copy.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-struct NodeInfo;
-using NodeSlots = std::vector<std::shared_ptr<const NodeInfo>>;
-
-// Node name -> slot in a NodeSlots table: open addressing with linear
-// probing over (hash, slot) pairs, the names being those of the slots. A
-// lookup reads one place in a flat array and then the NodeInfo it needs
-// anyway, where a node-based hash map chases two more pointers: the filter
-// of 5000 candidates does 5000 lookups. Copying it (copy-on-write after a
-// snapshot) is one vector copy.
-class NodeIndex {
- public:
-  static constexpr uint32_t kNone = ~uint32_t{0};
-  // The slot named `name`, or kNone.
-  uint32_t Find(std::string_view name, const NodeSlots& slots) const;
-  // Calls fn(i, node) for every names[i] in order, node being the NodeInfo
-  // of Find(names[i]) or null. The lookups are pipelined: each one's index
-  // entry and NodeInfo are prefetched a few names ahead, so the cache misses
-  // of thousands of lookups overlap instead of queueing, and fn reads the
-  // NodeInfo while it is still cached.
-  template <typename Fn>
-  void FindEach(const std::vector<std::string>& names, const NodeSlots& slots, Fn&& fn) const;
-  // REQUIRES: no slot named `name` in the index; slots[slot]->name == name.
-  void Insert(std::string_view name, uint32_t slot);
-  // Removes `name` if present. REQUIRES: its slot still holds its NodeInfo.
-  void Erase(std::string_view name, const NodeSlots& slots);
-  size_t size() const { return size_; }
-
- private:
-  struct Entry {
-    uint64_t hash = 0;
-    uint32_t slot = kNone;  // kNone: empty
-  };
-  static uint64_t Hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
-  size_t Position(std::string_view name, const NodeSlots& slots) const;  // table_.size(): absent
-  size_t Position(std::string_view name, uint64_t hash, const NodeSlots& slots) const;
-  // The slot of the first entry of `hash`'s probe run holding `hash`, or
-  // kNone: then no name with that hash is in the index.
-  uint32_t FirstSlotWithHash(uint64_t hash) const {
-    const size_t mask = table_.size() - 1;
-    for (size_t i = hash & mask; table_[i].slot != kNone; i = (i + 1) & mask) {
-      if (table_[i].hash == hash) return table_[i].slot;
-    }
-    return kNone;
-  }
-  void Grow();
-
-  std::vector<Entry> table_;  // size a power of two (or 0), at most half full
-  size_t size_ = 0;
-};
 
 // How many resources ClusterStateOptions::indexed_resources may name.
 inline constexpr size_t kMaxIndexedResources = 4;
@@ -151,6 +120,14 @@ struct alignas(64) NodeInfo {
   GpuHolds gpu_holds;
 
   bool known() const { return node != nullptr; }
+  // Asks for the fields every candidate's lookup and fit read, which the
+  // layout keeps together from `name` to the end of gpu_shares: two cache
+  // lines (NodeInfo is cache-line aligned). NodeIndex::FindEach calls it.
+  void PrefetchHotFields() const {
+    static_assert(alignof(NodeInfo) >= 64);
+    internal::PrefetchLine(&name);
+    internal::PrefetchLine(reinterpret_cast<const char*>(&gpu_shares + 1) - 1);
+  }
   const NodeGpus& Gpus() const {
     static const NodeGpus kNone;
     return gpus != nullptr ? *gpus : kNone;
@@ -162,78 +139,6 @@ struct alignas(64) NodeInfo {
   }
 };
 
-namespace internal {
-
-// Asks for the cache line of `p`, to be read soon; never faults.
-inline void PrefetchLine(const void* p) { __builtin_prefetch(p, /*rw=*/0, /*locality=*/3); }
-
-// The fields every candidate's lookup and fit read, which NodeInfo's layout
-// keeps together from `name` to the end of gpu_shares: two cache
-// lines (NodeInfo is cache-line aligned).
-inline void PrefetchHotFields(const NodeInfo* info) {
-  static_assert(alignof(NodeInfo) >= 64);
-  PrefetchLine(&info->name);
-  PrefetchLine(reinterpret_cast<const char*>(&info->gpu_shares + 1) - 1);
-}
-
-}  // namespace internal
-
-template <typename Fn>
-void NodeIndex::FindEach(const std::vector<std::string>& names, const NodeSlots& slots,
-                         Fn&& fn) const {
-  const size_t n = names.size();
-  if (table_.empty()) {
-    for (size_t i = 0; i < n; ++i) fn(i, static_cast<const NodeInfo*>(nullptr));
-    return;
-  }
-  // How many names apart the stages run: far enough for a miss to resolve
-  // behind the other names' work, near enough that what was fetched is still
-  // in L1 when it is used.
-  constexpr size_t kAhead = 8;
-  // What a name carries from stage to stage, for the 3 * kAhead names in
-  // flight (a ring, not a vector per request: thousands of names).
-  struct InFlight {
-    uint64_t hash = 0;
-    uint32_t hint = kNone;  // FirstSlotWithHash(hash)
-  };
-  constexpr size_t kRing = 32;  // a power of two > 3 * kAhead
-  static_assert(kRing > 3 * kAhead && (kRing & (kRing - 1)) == 0);
-  std::array<InFlight, kRing> ring;
-  // Four stages kAhead names apart, each following one pointer that the
-  // stage before brought near: name i's home index entry, then the slot
-  // holding its hash (the hint), then the NodeInfo in that slot, then the
-  // lookup and fn, on cached lines. The hint decides only once its name
-  // compares equal; a rare hash collision takes the full lookup.
-  for (size_t i = 0; i < n + 3 * kAhead; ++i) {
-    if (i < n) {
-      InFlight& first = ring[i % kRing];
-      first = InFlight{.hash = Hash(names[i])};
-      internal::PrefetchLine(&table_[first.hash & (table_.size() - 1)]);
-    }
-    if (i >= kAhead && i - kAhead < n) {
-      InFlight& second = ring[(i - kAhead) % kRing];
-      second.hint = FirstSlotWithHash(second.hash);
-      if (second.hint != kNone) internal::PrefetchLine(&slots[second.hint]);
-    }
-    if (i >= 2 * kAhead && i - 2 * kAhead < n) {
-      const InFlight& third = ring[(i - 2 * kAhead) % kRing];
-      if (third.hint != kNone) internal::PrefetchHotFields(slots[third.hint].get());
-    }
-    if (i < 3 * kAhead) continue;
-    const size_t k = i - 3 * kAhead;
-    const InFlight& last = ring[k % kRing];
-    const NodeInfo* node = nullptr;
-    if (last.hint != kNone) {
-      node = slots[last.hint].get();
-      if (node->name != names[k]) {
-        const size_t at = Position(names[k], last.hash, slots);
-        node = at < table_.size() ? slots[table_[at].slot].get() : nullptr;
-      }
-    }
-    fn(k, node);
-  }
-}
-
 // Where a pod holds resources in the cache.
 struct Placement {
   std::string node;
@@ -241,31 +146,6 @@ struct Placement {
   bool assumed = false;  // a reservation by Assume(), the bound pod not yet seen
   GpuHolding gpus;       // the GPUs it holds there, whole or shared, when known
   friend bool operator==(const Placement&, const Placement&) = default;
-};
-
-// Cluster-wide GPU use, for the muster_gpus* gauges: the nvidia.com/gpu of
-// known nodes, requested (by counted pods and placements) or free, and how
-// fragmented the free ones are.
-struct GpuUsage {
-  // In thousandths of a GPU (a shared GPU's sharers count their fractions).
-  int64_t allocated = 0;
-  int64_t free = 0;
-  // Free GPUs that no other free GPU of their node is joined to by the
-  // node's best link class (topology::TopologyIndex::Stranded): a multi-GPU
-  // pod cannot use them well. 0 on nodes whose topology is unknown.
-  int64_t stranded = 0;
-  // GPU sharing: GPUs with sharers, those of them with compute left, and
-  // the compute the sharers hold (thousandths).
-  int64_t shared_gpus = 0;
-  int64_t partly_used_gpus = 0;
-  int64_t shared_compute = 0;
-  // Nodes with GPUs by use: none requested, some, all.
-  int64_t idle_nodes = 0;
-  int64_t partial_nodes = 0;
-  int64_t full_nodes = 0;
-
-  // Adds one node (nothing for an unknown one or one without GPUs).
-  void Add(const NodeInfo& node);
 };
 
 // What the cache keeps of a pod (not the whole Pod: 50k pods must stay small).
@@ -481,6 +361,11 @@ class ClusterState {
     GpuHolding gpus;
   };
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  // A string hash that also takes string_view, for lookups without a copy.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
 
   // Copy-on-write access to the node table shared with snapshots.
   Slots& MutableSlots();
@@ -493,8 +378,6 @@ class ClusterState {
   void ChangeNode(uint32_t slot, Fn&& change);
   void FreeSlotIfEmpty(uint32_t slot);
   void RefreshIndexed(NodeInfo& info) const;
-  // A copy of `from`, allocated where NodeInfos live (cluster_state.cc).
-  static std::shared_ptr<NodeInfo> NewNodeInfo(const NodeInfo& from);
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
   void Account(std::string_view node, const Resources& resources, int sign, bool assumed,
                const GpuHolding& gpus);
@@ -539,6 +422,31 @@ class ClusterAccess {
   // changes it meanwhile, so a decision and its Assume() are one step.
   // `fn` must be quick, do no I/O and not call back into this object.
   virtual void Exclusive(const std::function<void(ClusterState&)>& fn) = 0;
+};
+
+// Cluster-wide GPU use, for the muster_gpus* gauges: the nvidia.com/gpu of
+// known nodes, requested (by counted pods and placements) or free, and how
+// fragmented the free ones are.
+struct GpuUsage {
+  // In thousandths of a GPU (a shared GPU's sharers count their fractions).
+  int64_t allocated = 0;
+  int64_t free = 0;
+  // Free GPUs that no other free GPU of their node is joined to by the
+  // node's best link class (topology::TopologyIndex::Stranded): a multi-GPU
+  // pod cannot use them well. 0 on nodes whose topology is unknown.
+  int64_t stranded = 0;
+  // GPU sharing: GPUs with sharers, those of them with compute left, and
+  // the compute the sharers hold (thousandths).
+  int64_t shared_gpus = 0;
+  int64_t partly_used_gpus = 0;
+  int64_t shared_compute = 0;
+  // Nodes with GPUs by use: none requested, some, all.
+  int64_t idle_nodes = 0;
+  int64_t partial_nodes = 0;
+  int64_t full_nodes = 0;
+
+  // Adds one node (nothing for an unknown one or one without GPUs).
+  void Add(const NodeInfo& node);
 };
 
 }  // namespace muster::extender

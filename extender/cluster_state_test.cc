@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -59,196 +58,209 @@ struct AccountingCase {
   std::vector<NodeExpectation> nodes;
 };
 
+// Bound pods, terminal, terminating and deleted ones, and nodes that come
+// and go under them.
+const std::vector<AccountingCase> kBoundPodCases = {
+    {"a bound running pod counts on its node",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a pending pod counts nowhere",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(MakePod("p1").Gpu(4));
+     },
+     {{.name = "n1"}}},
+    {"replaying an event counts the pod once",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.UpsertNode(GpuNode("n1"));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a pod that succeeds releases its resources",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.UpsertPod(Bound("p2", "n1", 2));
+       s.UpsertPod(Bound("p1", "n1", 4).Phase("Succeeded"));
+     },
+     {{.name = "n1", .gpus = 2, .pods = 1, .bound = 1}}},
+    {"a pod that fails releases its resources",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4).Phase("Failed"));
+     },
+     {{.name = "n1"}}},
+    {"a terminating pod still holds its resources",
+     [](ClusterState& s, FakeClock& clock) {
+       s.UpsertNode(GpuNode("n1"));
+       Pod pod = Bound("p1", "n1", 4);
+       pod.meta.deletion_timestamp = clock.Now();
+       s.UpsertPod(pod);
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a deleted pod releases its resources",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.DeletePod("uid-p1");
+       s.DeletePod("uid-p1");
+     },
+     {{.name = "n1"}}},
+    {"a changed request is re-accounted",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.UpsertPod(Bound("p1", "n1", 6));
+     },
+     {{.name = "n1", .gpus = 6, .pods = 1, .bound = 1}}},
+    {"a pod bound before its node is seen counts under the name",
+     [](ClusterState& s, FakeClock&) { s.UpsertPod(Bound("p1", "n1", 4)); },
+     {{.name = "n1", .known = false, .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a node that appears late starts with its pods' allocation",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.UpsertNode(GpuNode("n1"));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a deleted node keeps its pods' allocation until they go",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.DeleteNode("n1");
+     },
+     {{.name = "n1", .known = false, .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a deleted node without pods is gone",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.DeleteNode("n1");
+       s.DeletePod("uid-p1");
+     },
+     {{.name = "n1", .present = false}}},
+};
+
+// Assumed placements (reservations): how they count, move, expire and end.
+const std::vector<AccountingCase> kAssumedPlacementCases = {
+    {"an assumed placement counts on its node",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertPod(MakePod("p1").Gpu(4));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"the bound pod replaces its assumption",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.UpsertPod(Bound("p1", "n1", 4));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a pod bound elsewhere than assumed counts where it is",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertNode(GpuNode("n2"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.UpsertPod(Bound("p1", "n2", 4));
+     },
+     {{.name = "n1"}, {.name = "n2", .gpus = 4, .pods = 1, .bound = 1}}},
+    {"a deleted pod drops its assumption",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.DeletePod("uid-p1");
+     },
+     {{.name = "n1"}}},
+    {"a pod that fails while assumed drops its assumption",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.UpsertPod(MakePod("p1").Gpu(4).Phase("Failed"));
+     },
+     {{.name = "n1"}}},
+    {"a pending pod keeps its assumption",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.UpsertPod(MakePod("p1").Gpu(4));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"an assumption moved to another node leaves the first",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertNode(GpuNode("n2"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.Assume("uid-p1", "n2", test::Res({{"nvidia.com/gpu", "4"}}));
+     },
+     {{.name = "n1"}, {.name = "n2", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"an assumption expires after the TTL",
+     [](ClusterState& s, FakeClock& clock) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       clock.Advance(kTtl);
+     },
+     {{.name = "n1"}}},
+    {"an assumption counts until just before the TTL",
+     [](ClusterState& s, FakeClock& clock) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       clock.Advance(kTtl - Duration(1));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"assuming again restarts the TTL",
+     [](ClusterState& s, FakeClock& clock) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       clock.Advance(kTtl / 2);
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       clock.Advance(kTtl / 2);
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"forget releases the placement",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.Forget("uid-p1");
+     },
+     {{.name = "n1"}}},
+    {"forget on another node keeps the placement",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.Forget("uid-p1", "n2");
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
+    {"assuming a pod seen bound holds nothing more",
+     [](ClusterState& s, FakeClock&) {
+       s.UpsertNode(GpuNode("n1"));
+       s.UpsertNode(GpuNode("n2"));
+       s.UpsertPod(Bound("p1", "n1", 4));
+       s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
+       s.Assume("uid-p1", "n2", test::Res({{"nvidia.com/gpu", "4"}}));
+     },
+     {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}, {.name = "n2"}}},
+};
+
+void ExpectAccounting(const AccountingCase& c) {
+  SCOPED_TRACE(c.name);
+  FakeClock clock;
+  ClusterState state(clock, {.assume_ttl = kTtl});
+  c.events(state, clock);
+  const ClusterSnapshot snapshot = state.Snapshot();
+  for (const NodeExpectation& e : c.nodes) ExpectNode(snapshot, e);
+  EXPECT_TRUE(state.CheckAccounting().ok()) << state.CheckAccounting();
+}
+
 TEST(ClusterStateTest, AccountsPodsPerNode) {
-  const std::vector<AccountingCase> cases = {
-      {"a bound running pod counts on its node",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a pending pod counts nowhere",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(MakePod("p1").Gpu(4));
-       },
-       {{.name = "n1"}}},
-      {"replaying an event counts the pod once",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.UpsertNode(GpuNode("n1"));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a pod that succeeds releases its resources",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.UpsertPod(Bound("p2", "n1", 2));
-         s.UpsertPod(Bound("p1", "n1", 4).Phase("Succeeded"));
-       },
-       {{.name = "n1", .gpus = 2, .pods = 1, .bound = 1}}},
-      {"a pod that fails releases its resources",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4).Phase("Failed"));
-       },
-       {{.name = "n1"}}},
-      {"a terminating pod still holds its resources",
-       [](ClusterState& s, FakeClock& clock) {
-         s.UpsertNode(GpuNode("n1"));
-         Pod pod = Bound("p1", "n1", 4);
-         pod.meta.deletion_timestamp = clock.Now();
-         s.UpsertPod(pod);
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a deleted pod releases its resources",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.DeletePod("uid-p1");
-         s.DeletePod("uid-p1");
-       },
-       {{.name = "n1"}}},
-      {"a changed request is re-accounted",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.UpsertPod(Bound("p1", "n1", 6));
-       },
-       {{.name = "n1", .gpus = 6, .pods = 1, .bound = 1}}},
-      {"a pod bound before its node is seen counts under the name",
-       [](ClusterState& s, FakeClock&) { s.UpsertPod(Bound("p1", "n1", 4)); },
-       {{.name = "n1", .known = false, .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a node that appears late starts with its pods' allocation",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.UpsertNode(GpuNode("n1"));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a deleted node keeps its pods' allocation until they go",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.DeleteNode("n1");
-       },
-       {{.name = "n1", .known = false, .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a deleted node without pods is gone",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.DeleteNode("n1");
-         s.DeletePod("uid-p1");
-       },
-       {{.name = "n1", .present = false}}},
-      {"an assumed placement counts on its node",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertPod(MakePod("p1").Gpu(4));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"the bound pod replaces its assumption",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.UpsertPod(Bound("p1", "n1", 4));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a pod bound elsewhere than assumed counts where it is",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertNode(GpuNode("n2"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.UpsertPod(Bound("p1", "n2", 4));
-       },
-       {{.name = "n1"}, {.name = "n2", .gpus = 4, .pods = 1, .bound = 1}}},
-      {"a deleted pod drops its assumption",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.DeletePod("uid-p1");
-       },
-       {{.name = "n1"}}},
-      {"a pod that fails while assumed drops its assumption",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.UpsertPod(MakePod("p1").Gpu(4).Phase("Failed"));
-       },
-       {{.name = "n1"}}},
-      {"a pending pod keeps its assumption",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.UpsertPod(MakePod("p1").Gpu(4));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"an assumption moved to another node leaves the first",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertNode(GpuNode("n2"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.Assume("uid-p1", "n2", test::Res({{"nvidia.com/gpu", "4"}}));
-       },
-       {{.name = "n1"}, {.name = "n2", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"an assumption expires after the TTL",
-       [](ClusterState& s, FakeClock& clock) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         clock.Advance(kTtl);
-       },
-       {{.name = "n1"}}},
-      {"an assumption counts until just before the TTL",
-       [](ClusterState& s, FakeClock& clock) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         clock.Advance(kTtl - Duration(1));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"assuming again restarts the TTL",
-       [](ClusterState& s, FakeClock& clock) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         clock.Advance(kTtl / 2);
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         clock.Advance(kTtl / 2);
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"forget releases the placement",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.Forget("uid-p1");
-       },
-       {{.name = "n1"}}},
-      {"forget on another node keeps the placement",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.Forget("uid-p1", "n2");
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .assumed = 1}}},
-      {"assuming a pod seen bound holds nothing more",
-       [](ClusterState& s, FakeClock&) {
-         s.UpsertNode(GpuNode("n1"));
-         s.UpsertNode(GpuNode("n2"));
-         s.UpsertPod(Bound("p1", "n1", 4));
-         s.Assume("uid-p1", "n1", test::Res({{"nvidia.com/gpu", "4"}}));
-         s.Assume("uid-p1", "n2", test::Res({{"nvidia.com/gpu", "4"}}));
-       },
-       {{.name = "n1", .gpus = 4, .pods = 1, .bound = 1}, {.name = "n2"}}},
-  };
-  for (const AccountingCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    FakeClock clock;
-    ClusterState state(clock, {.assume_ttl = kTtl});
-    c.events(state, clock);
-    const ClusterSnapshot snapshot = state.Snapshot();
-    for (const NodeExpectation& e : c.nodes) ExpectNode(snapshot, e);
-    EXPECT_TRUE(state.CheckAccounting().ok()) << state.CheckAccounting();
-  }
+  for (const AccountingCase& c : kBoundPodCases) ExpectAccounting(c);
+}
+
+TEST(ClusterStateTest, AccountsAssumedPlacements) {
+  for (const AccountingCase& c : kAssumedPlacementCases) ExpectAccounting(c);
 }
 
 TEST(ClusterStateTest, AssumeReportsWhatItDid) {
@@ -446,63 +458,6 @@ TEST(ClusterStateTest, RandomEventsKeepAccountingExact) {
     state.Snapshot().ForEachNode([&](const NodeInfo&) { ++entries; });
     EXPECT_EQ(entries, 0);
   }
-}
-
-// The flat name index against a std::map model, over enough names that probe
-// runs collide, wrap around the table and are shifted back on erase.
-TEST(NodeIndexTest, FindsWhatWasInsertedAndNotWhatWasErased) {
-  for (uint32_t seed = 1; seed <= 5; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    std::mt19937 rng(seed);
-    NodeSlots slots;
-    NodeIndex index;
-    std::map<std::string, uint32_t> model;
-    for (int step = 0; step < 20000; ++step) {
-      const std::string name = "node-" + std::to_string(rng() % 3000);
-      auto it = model.find(name);
-      if (it == model.end()) {
-        slots.push_back(std::make_shared<const NodeInfo>(NodeInfo{.name = name}));
-        const auto slot = static_cast<uint32_t>(slots.size() - 1);
-        index.Insert(name, slot);
-        model.emplace(name, slot);
-      } else if (rng() % 2 == 0) {
-        index.Erase(name, slots);
-        model.erase(it);
-      }
-      ASSERT_EQ(index.size(), model.size());
-    }
-    std::vector<std::string> names;
-    for (int i = 0; i < 3000; ++i) {
-      const std::string name = "node-" + std::to_string(i);
-      auto it = model.find(name);
-      EXPECT_EQ(index.Find(name, slots), it == model.end() ? NodeIndex::kNone : it->second) << name;
-      names.push_back(name);
-      if (i % 7 == 0) names.push_back(name);  // asked twice
-      if (i % 5 == 0) names.push_back("absent-" + std::to_string(i));
-    }
-    EXPECT_EQ(index.Find("not-a-node", slots), NodeIndex::kNone);
-    // The pipelined lookup of many names answers as Find() does, in order.
-    std::vector<size_t> visited;
-    index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
-      visited.push_back(i);
-      const uint32_t slot = index.Find(names[i], slots);
-      EXPECT_EQ(node, slot == NodeIndex::kNone ? nullptr : slots[slot].get()) << names[i];
-    });
-    ASSERT_EQ(visited.size(), names.size());
-    for (size_t i = 0; i < visited.size(); ++i) ASSERT_EQ(visited[i], i);
-  }
-}
-
-TEST(NodeIndexTest, FindEachOnAnEmptyIndexFindsNothing) {
-  const NodeSlots slots;
-  const NodeIndex index;
-  const std::vector<std::string> names = {"a", "", "b"};
-  size_t calls = 0;
-  index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
-    EXPECT_EQ(i, calls++);
-    EXPECT_EQ(node, nullptr);
-  });
-  EXPECT_EQ(calls, names.size());
 }
 
 // FindEach's answers collected in order.

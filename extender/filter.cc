@@ -268,8 +268,8 @@ VerbReply Pipeline::Filter(std::string_view body) const {
   // snapshot: one consistent view of the cache for the whole decision.
   const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
   // gang, queue: pod-level gates; a held pod fails on every node alike.
-  const GateVerdict gate =
-      AskQueue(request->pod, snapshot, RunGates(request->pod, snapshot, config_.gang_schedulers));
+  const GateVerdict gate = AskQueue(request->pod, snapshot,
+                                    AdmitByGang(request->pod, snapshot, config_.gang_schedulers));
   if (gate.action != GateAction::kAdmit) {
     return EncodeFilterReply(request->candidates,
                              GateVerdicts(gate, request->candidates.names.size()));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,75 +24,77 @@ NodeInfo Info(const Node& node, Resources allocated = {}) {
                   .allocated = std::move(allocated)};
 }
 
+const Resources kGpus4{{"nvidia.com/gpu", 4000}};
+const Placement kOwnOnN1{.node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}};
+
+struct FitCase {
+  std::string name;
+  PodDemand demand;
+  std::optional<NodeInfo> node;  // nullopt: unknown to the cache
+  NodeVerdict want;
+};
+
+const std::vector<FitCase> kFitCases = {
+    {"unknown node",
+     {.request = kGpus4},
+     std::nullopt,
+     {Verdict::kUnresolvable, kReasonNodeUnknown, "muster: node not in cache yet"}},
+    {"entry without a Node object",
+     {.request = kGpus4},
+     NodeInfo{.name = "n1", .allocated = kGpus4, .bound_pods = 1},
+     {Verdict::kUnresolvable, kReasonNodeUnknown, "muster: node not in cache yet"}},
+    {"fits an empty node", {.request = kGpus4}, Info(MakeNode("n1").Gpu(8)), {}},
+    {"fits exactly what is free",
+     {.request = kGpus4},
+     Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 4000}}),
+     {}},
+    {"not enough free now",
+     {.request = kGpus4},
+     Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 6000}}),
+     {Verdict::kUnschedulable, kReasonInsufficient,
+      "muster: needs 4 nvidia.com/gpu (2 free of 8)"}},
+    {"over-committed node shows 0 free",
+     {.request = kGpus4},
+     Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 10000}}),
+     {Verdict::kUnschedulable, kReasonInsufficient,
+      "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
+    {"more than the node has",
+     {.request = Resources{{"nvidia.com/gpu", 16000}}},
+     Info(MakeNode("n1").Gpu(8)),
+     {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 16 nvidia.com/gpu (node has 8)"}},
+    {"a node without GPUs",
+     {.request = kGpus4},
+     Info(MakeNode("cpu-1").Cpu("64")),
+     {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 4 nvidia.com/gpu (node has 0)"}},
+    {"no managed demand fits anywhere", {}, Info(MakeNode("cpu-1").Cpu("64")), {}},
+    {"the pod's own placement is credited back",
+     {.request = kGpus4, .own = kOwnOnN1},
+     Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 8000}}),
+     {}},
+    {"...on its own node only",
+     {.request = kGpus4, .own = kOwnOnN1},
+     Info(MakeNode("n2").Gpu(8), {{"nvidia.com/gpu", 8000}}),
+     {Verdict::kUnschedulable, kReasonInsufficient,
+      "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
+    {"every short resource is named",
+     {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 2}}},
+     Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2),
+          {{"nvidia.com/gpu", 6000}, {"rdma/hca", 1}}),
+     {Verdict::kUnschedulable, kReasonInsufficient,
+      "muster: needs 4 nvidia.com/gpu (2 free of 8); needs 2 rdma/hca (1 free of 2)"}},
+    {"too big wins over short now",
+     {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 4}}},
+     Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2), {{"nvidia.com/gpu", 6000}}),
+     {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 4 rdma/hca (node has 2)"}},
+    {"quantities read as Kubernetes writes them",
+     {.request = test::Res({{"memory", "64Gi"}})},
+     Info(MakeNode("n1").Memory("64Gi"), test::Res({{"memory", "32Gi"}})),
+     {Verdict::kUnschedulable, kReasonInsufficient,
+      "muster: needs 64Gi memory (32Gi free of 64Gi)"}},
+};
+
 TEST(FitOnNodeTest, VerdictsAndReasons) {
-  const Resources gpus4{{"nvidia.com/gpu", 4000}};
-  const Placement own_on_n1{.node = "n1", .resources = {{"nvidia.com/gpu", 4000}, {"pods", 1}}};
-  struct Case {
-    std::string name;
-    PodDemand demand;
-    std::optional<NodeInfo> node;  // nullopt: unknown to the cache
-    NodeVerdict want;
-  };
-  const std::vector<Case> cases = {
-      {"unknown node",
-       {.request = gpus4},
-       std::nullopt,
-       {Verdict::kUnresolvable, kReasonNodeUnknown, "muster: node not in cache yet"}},
-      {"entry without a Node object",
-       {.request = gpus4},
-       NodeInfo{.name = "n1", .allocated = gpus4, .bound_pods = 1},
-       {Verdict::kUnresolvable, kReasonNodeUnknown, "muster: node not in cache yet"}},
-      {"fits an empty node", {.request = gpus4}, Info(MakeNode("n1").Gpu(8)), {}},
-      {"fits exactly what is free",
-       {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 4000}}),
-       {}},
-      {"not enough free now",
-       {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 6000}}),
-       {Verdict::kUnschedulable, kReasonInsufficient,
-        "muster: needs 4 nvidia.com/gpu (2 free of 8)"}},
-      {"over-committed node shows 0 free",
-       {.request = gpus4},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 10000}}),
-       {Verdict::kUnschedulable, kReasonInsufficient,
-        "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
-      {"more than the node has",
-       {.request = Resources{{"nvidia.com/gpu", 16000}}},
-       Info(MakeNode("n1").Gpu(8)),
-       {Verdict::kUnresolvable, kReasonExceedsNode,
-        "muster: needs 16 nvidia.com/gpu (node has 8)"}},
-      {"a node without GPUs",
-       {.request = gpus4},
-       Info(MakeNode("cpu-1").Cpu("64")),
-       {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 4 nvidia.com/gpu (node has 0)"}},
-      {"no managed demand fits anywhere", {}, Info(MakeNode("cpu-1").Cpu("64")), {}},
-      {"the pod's own placement is credited back",
-       {.request = gpus4, .own = own_on_n1},
-       Info(MakeNode("n1").Gpu(8), {{"nvidia.com/gpu", 8000}}),
-       {}},
-      {"...on its own node only",
-       {.request = gpus4, .own = own_on_n1},
-       Info(MakeNode("n2").Gpu(8), {{"nvidia.com/gpu", 8000}}),
-       {Verdict::kUnschedulable, kReasonInsufficient,
-        "muster: needs 4 nvidia.com/gpu (0 free of 8)"}},
-      {"every short resource is named",
-       {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 2}}},
-       Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2),
-            {{"nvidia.com/gpu", 6000}, {"rdma/hca", 1}}),
-       {Verdict::kUnschedulable, kReasonInsufficient,
-        "muster: needs 4 nvidia.com/gpu (2 free of 8); needs 2 rdma/hca (1 free of 2)"}},
-      {"too big wins over short now",
-       {.request = Resources{{"nvidia.com/gpu", 4000}, {"rdma/hca", 4}}},
-       Info(MakeNode("n1").Gpu(8).AllocatableAmount("rdma/hca", 2), {{"nvidia.com/gpu", 6000}}),
-       {Verdict::kUnresolvable, kReasonExceedsNode, "muster: needs 4 rdma/hca (node has 2)"}},
-      {"quantities read as Kubernetes writes them",
-       {.request = test::Res({{"memory", "64Gi"}})},
-       Info(MakeNode("n1").Memory("64Gi"), test::Res({{"memory", "32Gi"}})),
-       {Verdict::kUnschedulable, kReasonInsufficient,
-        "muster: needs 64Gi memory (32Gi free of 64Gi)"}},
-  };
-  for (const Case& c : cases) {
+  for (const FitCase& c : kFitCases) {
     SCOPED_TRACE(c.name);
     const NodeInfo* node = c.node.has_value() ? &*c.node : nullptr;
     EXPECT_EQ(FitOnNode(c.demand, node), c.want);

@@ -1,21 +1,38 @@
 // GangController: carries out gang/'s decisions on the live cluster.
 //
-// Each pass (RunPass):
+// Each pass (RunPass) is plan -> execute -> observe:
 //   1. inputs  - under the cache lock, the nodes' free capacity and every
-//                PodGroup with its member pods (BuildGangInputs);
-//   2. decide  - gang::RunPass, outside the lock (pure);
-//   3. reserve - under the lock again: each planned member is Assume()d on
-//                its node (so filter pins it there and no other pod can take
-//                the capacity) and the gang's placement is kept for bind's
-//                muster.io/gang-plan annotation; a plan whose capacity went
-//                to someone else meanwhile is dropped whole and retried;
-//                expired reservations are forgotten;
-//   4. act     - API writes, several at a time, on a writer thread so the
-//                next pass need not wait for them: lift the muster.io/gang
-//                scheduling gate of reserved members, or touch ungated ones
-//                (an annotation) so kube-scheduler retries them now rather
-//                than after its unschedulable flush; PodGroup status; Events;
-//                evictions of preemption victims (Eviction API: PDBs apply).
+//                PodGroup with its member pods (BuildGangInputs,
+//                gang_inputs.h), with what the controller remembers of each
+//                gang (GangRecord, gang_record.h);
+//   2. decide  - outside the lock: the queue step (queue_step.h), network
+//                tiers (topology_step.h), then gang::RunPass (pure);
+//   3. reserve - under the lock again (ApplyPass): each planned member is
+//                Assume()d on its node (so filter pins it there and no other
+//                pod can take the capacity) and the gang's placement is kept
+//                for bind's muster.io/gang-plan annotation; a plan whose
+//                capacity went to someone else meanwhile is dropped whole
+//                and retried; expired reservations are forgotten; the queue
+//                gate gets the pass's board;
+//   4. plan    - PlanWrites (gang_writes.h, pure): the writes as typed
+//                values - lift the muster.io/gang scheduling gate of
+//                reserved members (pinning them to their node), or touch
+//                ungated ones (an annotation) so kube-scheduler retries them
+//                now rather than after its unschedulable flush; PodGroup and
+//                Queue status (queue_status_writer.h); Events; evictions of
+//                preemption victims (Eviction API: PDBs apply) - and the
+//                records updated;
+//   5. execute - the writes go to a base::WriteExecutor, bound to the API by
+//                gang_write_sender.h: several at a time, gates first, on a
+//                writer thread so the next pass need not wait for them; the
+//                latest write per object wins while not yet sent. A write
+//                that failed (or was not sent) is forgotten at the start of
+//                the next pass (ForgetUnwritten), which plans it again;
+//   6. observe - GangObserver (gang_observer.h), which neither plans nor
+//                writes: the pass's metrics and debug JSON (recorded just
+//                before the writes are handed over, so the pass's duration
+//                leaves them out), and each batch of writes as it ends (the
+//                pods evicted).
 //
 // A PodGroup or Queue that does not decode (WorkloadIndex's BrokenObject) is
 // answered once per uid and problem: a PodGroup gets an Unschedulable
@@ -33,22 +50,28 @@
 // re-plans every gang; members of a gang with a bound member are steered to
 // the nodes of the muster.io/gang-plan annotation that bound member carries.
 //
-// Thread-safety: RunPass() must not run concurrently with itself; Start()
-// runs it from one thread (and the writes on another). DebugJson() may be
-// called from any thread. Without Start(), RunPass() writes synchronously.
+// Ownership and threads: the controller owns its memory (WriteMemory: the
+// GangRecords and the rest), touched by the pass thread only - RunPass()
+// must not run concurrently with itself; Start() runs it from one thread,
+// and the writes on the executor's writer thread. The observer's debug JSON
+// is read from any thread (DebugJson(), under the observer's lock). Without
+// Start(), RunPass() writes synchronously.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/write_executor.h"
 #include "extender/cluster_state.h"
+#include "extender/gang_inputs.h"
+#include "extender/gang_observer.h"
+#include "extender/gang_record.h"
+#include "extender/gang_writes.h"
 #include "extender/queue_step.h"
 #include "gang/gang.h"
 #include "model/api_objects.h"
@@ -59,18 +82,13 @@ namespace muster::kube {
 class Client;
 }  // namespace muster::kube
 
-namespace prometheus {
-class Registry;
-}  // namespace prometheus
-
 namespace muster::extender {
+
+class ExtenderMetrics;
 
 // The scheduling gate muster's reconciler (or the user) puts on gang members;
 // muster lifts it once the gang is reserved (model/pod_group.h).
 inline constexpr std::string_view kGangGate = kGangSchedulingGate;
-// Set on an ungated member when it is reserved (the node): the update makes
-// kube-scheduler retry the pod at once.
-inline constexpr std::string_view kAnnotationReservedNode = "muster.io/reserved-node";
 
 struct GangControllerOptions {
   gang::PassConfig pass;
@@ -101,181 +119,57 @@ struct GangControllerOptions {
   topology::NetworkTiers network_tiers;
 };
 
-using WaitingPods = std::map<std::string, Time, std::less<>>;  // by pod uid
-
-// What gang/ needs, read from the cache.
-struct GangInputs {
-  gang::ClusterView view;
-  std::vector<gang::Gang> gangs;
-  std::vector<gang::VictimCandidate> victims;
-  std::map<std::string, PodGroup> groups;            // by gang key, as the watch saw them
-  std::map<std::string, Queue, std::less<>> queues;  // by name, as the watch saw them
-  Resources free;                                    // free capacity of the schedulable nodes
-  // Keys of Volcano's PodGroups of one (ImplicitPodGroup): no API object,
-  // so no status or Event is written for them.
-  std::set<std::string> implicit;
-  // The queue gate's state (queue_gate.h): pods it turned away, and what
-  // the pods it admitted hold per queue until a pass sees them placed.
-  WaitingPods waiting;
-  std::map<std::string, Resources, std::less<>> charged;
-  // Uids of the members placed (reserved or bound) or finished.
-  std::set<std::string, std::less<>> placed;
-  // PodGroups (by key) and Queues (by name) that do not decode.
-  std::map<std::string, BrokenObject, std::less<>> broken_groups;
-  std::map<std::string, BrokenObject, std::less<>> broken_queues;
-};
-
-// Builds the inputs from `state`. `reserved_since` and `preempting` are the
-// controller's memory of each gang (by key); `evicted` of the pods it
-// evicted (by uid, until when): such a pod counts as terminating before the
-// watch shows it, so the next pass neither picks it as a victim again nor
-// counts it in its queue's share (two preemptors in a row took the same
-// victims, and the second found no room).
-GangInputs BuildGangInputs(ClusterState& state, const std::map<std::string, Time>& reserved_since,
-                           const std::map<std::string, Time>& preempting,
-                           const std::map<std::string, Time>& evicted, Time now);
-
-// The API writes a pass decided (what step 4 carries out).
-struct GangWrites {
-  struct PodPatch {
-    std::string namespace_;
-    std::string name;
-    std::string uid;
-    bool json_patch = false;  // JSON patch (gate removal), else merge patch
-    std::string body;
-  };
-  struct GroupStatus {
-    std::string key;
-    std::string namespace_;
-    std::string name;
-    PodGroupStatus status;
-  };
-  struct Evict {
-    std::string namespace_;
-    std::string name;
-    std::string uid;
-  };
-  struct QueueStatusWrite {
-    std::string name;
-    QueueStatus status;
-  };
-  // A merge patch of a PodGroup muster cannot decode (its answer).
-  struct GroupPatch {
-    std::string key;
-    std::string namespace_;
-    std::string name;
-    std::string body;
-  };
-  std::vector<PodPatch> pod_patches;
-  std::vector<GroupStatus> statuses;
-  std::vector<GroupPatch> group_patches;
-  std::vector<QueueStatusWrite> queue_statuses;
-  std::vector<Event> events;
-  std::vector<Evict> evictions;
-};
-
-// Writes not yet sent, coalesced: the latest patch per pod and status per
-// PodGroup replace older ones (a slow API server then sees one write per
-// object, not a backlog); events and evictions all go.
-struct PendingWrites {
-  std::map<std::string, GangWrites::PodPatch> pod_patches;             // by pod uid
-  std::map<std::string, GangWrites::GroupStatus> statuses;             // by gang key
-  std::map<std::string, GangWrites::GroupPatch> group_patches;         // by PodGroup key
-  std::map<std::string, GangWrites::QueueStatusWrite> queue_statuses;  // by queue name
-  std::vector<Event> events;
-  std::vector<GangWrites::Evict> evictions;
-  void Add(GangWrites writes);
-  GangWrites Take();  // everything, in send order; leaves this empty
-  bool Empty() const {
-    return pod_patches.empty() && statuses.empty() && group_patches.empty() &&
-           queue_statuses.empty() && events.empty() && evictions.empty();
-  }
-};
-
-// The JSON patch that removes gate `gate` at `index` of a pod's
-// spec.schedulingGates, guarded by a test so a list changed meanwhile
-// fails the patch rather than removing another gate. With `pin_node`, the
-// same patch sets the pod's (absent: tested) affinity to require that node
-// by metadata.name.
-std::string RemoveGatePatch(size_t index, std::string_view gate, std::string_view pin_node = {});
-
-// Applies a pass's plans and expiries to `state` (step 3). Returns the keys
-// of the gangs whose plan was applied; a plan whose member no longer fits
-// its node (checked against the state now) is skipped whole.
-std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,
-                                   const gang::PassResult& result, Duration reservation_ttl);
-
 class GangController {
  public:
   // `cluster`, `client` and `clock` must outlive the controller. `client`
   // may be null (tests): nothing is written to the API then. The metrics
-  // go to `registry` when it is not null.
+  // go to `metrics` when it is not null (it must outlive the controller).
   GangController(ClusterAccess* cluster, kube::Client* client, const Clock& clock,
-                 GangControllerOptions options, prometheus::Registry* registry);
+                 GangControllerOptions options, ExtenderMetrics* metrics);
   ~GangController();
   GangController(const GangController&) = delete;
   GangController& operator=(const GangController&) = delete;
 
   // One pass, whether or not anything changed.
   void RunPass();
-  // Starts the loop thread; Stop() (or the destructor) ends it.
+  // Starts the loop thread and the writer; Stop() (or the destructor) ends
+  // them. Writes not yet sent are then planned again by a later pass.
   void Start();
   void Stop();
 
   // Per gang: phase, members, queue, place in the planning order, wait
   // reason; for /debug/state (JSON array).
-  std::string DebugJson() const;
+  std::string DebugJson() const { return observer_.DebugJson(); }
   // Per queue: weight, deserved, allocated, pending demand, share; the
   // problems met reading the queue tree; for /debug/state (JSON object).
-  std::string QueuesDebugJson() const;
+  std::string QueuesDebugJson() const { return observer_.QueuesDebugJson(); }
 
  private:
-  struct Memory;  // what the controller remembers between passes
-  struct Metrics;
   void Loop();
   bool ShouldRun(Time now);
-  GangWrites Writes(const GangInputs& inputs, const QueueStep& queues,
-                    const gang::PassResult& result, const std::vector<std::string>& applied,
-                    Time now);
-  void PreemptionWrites(const GangInputs& inputs, const QueueStep& queues,
-                        const gang::Preemption& p, Time now, GangWrites& out);
-  void QueueWrites(const GangInputs& inputs, const QueueStep& queues,
-                   const std::map<std::string, std::string>& phases, Time now, GangWrites& out);
-  void SetQueueMetrics(const queue::Shares& shares);
-  // The answers to PodGroups and Queues that do not decode.
-  void BrokenWrites(const GangInputs& inputs, Time now, GangWrites& out);
-  void Account(const GangInputs& inputs, Time now);
-  bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen,
-                          const std::string& key, Time now) const;
-  // The writes that failed, to be written again by a later pass.
-  struct Failed {
-    std::vector<std::string> woken;    // pod uids
-    std::vector<std::string> written;  // gang keys
-    std::vector<std::string> queues;   // queue names (status)
-    std::vector<std::string> broken;   // keys of PodGroups not answered
-  };
-  Failed Execute(const GangWrites& writes);
-  void Forget(const Failed& failed);
-  void WriterLoop();
+  // The steps of RunPass.
+  GangInputs ReadInputs(Time now);
+  QueueStep RunQueues(GangInputs& inputs, Time now);
+  gang::PassResult Decide(const GangInputs& inputs, const QueueStep& queues, Time now) const;
+  std::vector<std::string> Reserve(const GangInputs& inputs, const QueueStep& queues,
+                                   const gang::PassResult& result, Time now);
+  // The reclaim hysteresis (queue_step.h) remembers who took from whom.
+  void RememberReclaim(const QueueStep& queues, const gang::PassResult& result, Time now);
+  void Execute(std::vector<GangWrite> writes);
 
   ClusterAccess* const cluster_;
   kube::Client* const client_;
   const Clock& clock_;
   const GangControllerOptions options_;
-  std::unique_ptr<Memory> memory_;
-  std::unique_ptr<Metrics> metrics_;
-  mutable std::mutex debug_mu_;
-  std::string debug_json_ = "[]";
-  std::string queues_debug_json_ = "{}";
+  // The pass thread's, between passes.
+  WriteMemory memory_;
+  ReclaimMemory reclaim_;
+  std::optional<Time> last_pass_;
+  uint64_t last_generation_ = ~uint64_t{0};
+  GangObserver observer_;
+  base::WriteExecutor executor_;  // after observer_: its batches report there
   std::atomic<bool> stop_{false};
   std::thread thread_;
-  // The writer thread's queue, and what it failed to write.
-  std::mutex writes_mu_;
-  std::condition_variable writes_cv_;
-  PendingWrites queued_writes_;
-  Failed failed_writes_;
-  bool writer_running_ = false;
-  std::thread writer_;
 };
 
 }  // namespace muster::extender

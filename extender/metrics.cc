@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kube/client/informer.h"
+#include "model/quantity.h"
 
 namespace muster::extender {
 namespace {
@@ -37,6 +38,13 @@ std::vector<std::string_view> WithOther(const Set& set) {
   std::vector<std::string_view> out(set.begin(), set.end());
   if (std::find(out.begin(), out.end(), kOtherLabel) == out.end()) out.push_back(kOtherLabel);
   return out;
+}
+
+// A metric value of `resource` in the resource's own unit: cores and GPUs,
+// not muster's thousandths.
+double MetricValue(std::string_view resource, int64_t amount) {
+  return IsMilliResource(resource) ? static_cast<double>(amount) / 1000.0
+                                   : static_cast<double>(amount);
 }
 
 }  // namespace
@@ -175,6 +183,79 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
           &undecodable.Add({{"kind", Str(kind)}, {"reason", Str(reason)}});
     }
   }
+  // The gang controller's.
+  gang_wait_ = &prometheus::BuildHistogram()
+                    .Name("muster_gang_wait_seconds")
+                    .Help("Gang admission to minMember members bound.")
+                    .Register(*registry_)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{0.05, 0.1, 0.25, 0.5, 0.75, 1,
+                                                                     1.5, 2, 3, 4, 5, 7.5, 10, 30,
+                                                                     60, 120, 300, 600});
+  gang_pass_ =
+      &prometheus::BuildHistogram()
+           .Name("muster_gang_pass_duration_seconds")
+           .Help(
+               "One gang controller pass: inputs, decision, reservation (not the "
+               "API writes, which run on their own thread).")
+           .Register(*registry_)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                            0.025, 0.05, 0.1, 0.25, 0.5, 1});
+  partial_gpu_seconds_ =
+      &prometheus::BuildCounter()
+           .Name("muster_gang_partial_gpu_seconds_total")
+           .Help(
+               "GPU-seconds held by bound members of gangs whose bound and reserved members "
+               "are short of minMember (should stay 0).")
+           .Register(*registry_)
+           .Add({});
+  auto& reservations = prometheus::BuildCounter()
+                           .Name("muster_gang_reservations_total")
+                           .Help("Whole-gang reservations, by outcome.")
+                           .Register(*registry_);
+  reservations_made_ = &reservations.Add({{"outcome", "made"}});
+  reservations_expired_ = &reservations.Add({{"outcome", "expired"}});
+  preemptions_ = &prometheus::BuildCounter()
+                      .Name("muster_gang_preemptions_total")
+                      .Help("Gang preemptions started (victim sets chosen).")
+                      .Register(*registry_)
+                      .Add({});
+  evictions_ = &prometheus::BuildCounter()
+                    .Name("muster_gang_evictions_total")
+                    .Help("Pods evicted as preemption victims.")
+                    .Register(*registry_)
+                    .Add({});
+  auto& phases = prometheus::BuildGauge()
+                     .Name("muster_gangs")
+                     .Help("PodGroups by phase.")
+                     .Register(*registry_);
+  for (std::string_view phase : kGangPhases) {
+    gang_phases_[phase] = &phases.Add({{"phase", Str(phase)}});
+  }
+  queue_deserved_ =
+      &prometheus::BuildGauge()
+           .Name("muster_queue_deserved")
+           .Help("A queue's deserved share, per resource (cpu in cores, GPUs in GPUs).")
+           .Register(*registry_);
+  queue_allocated_ = &prometheus::BuildGauge()
+                          .Name("muster_queue_allocated")
+                          .Help("What a queue's gangs hold (bound or reserved), per resource.")
+                          .Register(*registry_);
+  queue_pending_ = &prometheus::BuildGauge()
+                        .Name("muster_queue_pending_demand")
+                        .Help("What a queue's gangs wait for, per resource.")
+                        .Register(*registry_);
+  queue_share_ = &prometheus::BuildGauge()
+                      .Name("muster_queue_share")
+                      .Help(
+                          "A queue's dominant share: max over resources of allocated / "
+                          "deserved (1 = exactly its due).")
+                      .Register(*registry_);
+  queue_reclaims_ = &prometheus::BuildCounter()
+                         .Name("muster_queue_reclaims_total")
+                         .Help(
+                             "Gangs evicted from a queue to give other queues their "
+                             "deserved share (label: the victim's queue).")
+                         .Register(*registry_);
 }
 
 ExtenderMetrics::~ExtenderMetrics() = default;
@@ -231,6 +312,70 @@ void ExtenderMetrics::SetUndecodable(std::string_view kind, std::string_view rea
                                      int64_t count) {
   undecodable_.at({Bounded(kUndecodableKinds, kind), Bounded(kube::kUndecodableReasons, reason)})
       ->Set(static_cast<double>(count));
+}
+
+void ExtenderMetrics::ObserveGangWait(double seconds) { gang_wait_->Observe(seconds); }
+
+void ExtenderMetrics::ObserveGangPass(double seconds) { gang_pass_->Observe(seconds); }
+
+void ExtenderMetrics::AddPartialGpuSeconds(double gpu_seconds) {
+  partial_gpu_seconds_->Increment(gpu_seconds);
+}
+
+void ExtenderMetrics::CountReservations(size_t made, size_t expired) {
+  reservations_made_->Increment(static_cast<double>(made));
+  reservations_expired_->Increment(static_cast<double>(expired));
+}
+
+void ExtenderMetrics::CountPreemption() { preemptions_->Increment(); }
+
+void ExtenderMetrics::CountEvictions(size_t evicted) {
+  evictions_->Increment(static_cast<double>(evicted));
+}
+
+void ExtenderMetrics::CountReclaim(std::string_view queue) {
+  queue_reclaims_->Add({{"queue", Str(queue)}}).Increment();
+}
+
+void ExtenderMetrics::SetGangPhases(const std::map<std::string, int64_t, std::less<>>& phases) {
+  for (const auto& [phase, gauge] : gang_phases_) {
+    const auto it = phases.find(phase);
+    gauge->Set(it == phases.end() ? 0 : static_cast<double>(it->second));
+  }
+}
+
+void ExtenderMetrics::SetQueueShares(const queue::Shares& shares) {
+  base::MutexLock lock(&queue_mu_);
+  const std::array<prometheus::Family<prometheus::Gauge>*, 3> per_resource = {
+      queue_deserved_, queue_allocated_, queue_pending_};
+  std::map<std::string, std::set<std::string>> labelled;
+  for (const auto& [name, q] : shares.queues) {
+    std::set<std::string>& resources = labelled[name];
+    for (const auto& [resource, total] : shares.total.entries()) {
+      const std::map<std::string, std::string> labels = {{"queue", name}, {"resource", resource}};
+      queue_deserved_->Add(labels).Set(MetricValue(resource, q.deserved.Get(resource)));
+      queue_allocated_->Add(labels).Set(MetricValue(resource, q.allocated.Get(resource)));
+      queue_pending_->Add(labels).Set(
+          MetricValue(resource, (q.demand - q.allocated).Get(resource)));
+      resources.insert(resource);
+    }
+    queue_share_->Add({{"queue", name}}).Set(q.share);
+    // At 0 from the queue's first pass, so rate() and the dashboards see a
+    // queue that has never been reclaimed from (Add is a lookup after that).
+    queue_reclaims_->Add({{"queue", name}});
+  }
+  // Queues (or resources) gone since the last call leave the metrics.
+  for (const auto& [name, resources] : queue_labelled_) {
+    const auto now = labelled.find(name);
+    for (const std::string& resource : resources) {
+      if (now != labelled.end() && now->second.contains(resource)) continue;
+      for (auto* family : per_resource) {
+        family->Remove(&family->Add({{"queue", name}, {"resource", resource}}));
+      }
+    }
+    if (now == labelled.end()) queue_share_->Remove(&queue_share_->Add({{"queue", name}}));
+  }
+  queue_labelled_ = std::move(labelled);
 }
 
 ExtenderMetrics::DurationTotals ExtenderMetrics::RequestDurations(std::string_view verb) const {

@@ -30,6 +30,24 @@
 //                                                          field is (bad_spec, bad_status,
 //                                                          bad_metadata, bad_object)
 //
+// The gang controller's (recorded by GangObserver, gang_observer.h):
+//   muster_gang_wait_seconds                             histogram: gang admission to
+//                                                          minMember members bound
+//   muster_gang_pass_duration_seconds                    histogram: one controller pass
+//   muster_gang_partial_gpu_seconds_total                counter: GPU-seconds held by gangs
+//                                                          short of minMember (should stay 0)
+//   muster_gang_reservations_total{outcome}              counter: "made" or "expired"
+//   muster_gang_preemptions_total                        counter: victim sets chosen
+//   muster_gang_evictions_total                          counter: pods evicted as victims
+//   muster_gangs{phase}                                  gauge: PodGroups by phase (kGangPhases)
+//   muster_queue_deserved{queue,resource}                gauge: a queue's deserved share
+//   muster_queue_allocated{queue,resource}               gauge: what its gangs hold
+//   muster_queue_pending_demand{queue,resource}          gauge: what its gangs wait for
+//   muster_queue_share{queue}                            gauge: its dominant share
+//   muster_queue_reclaims_total{queue}                   counter: gangs reclaimed from it
+// (cpu in cores, GPUs in GPUs). The queue and resource labels are those of
+// the queues and resources that exist: a queue gone leaves the gauges.
+//
 // Label values come from fixed sets: verb from kVerbs, result from
 // ReplyOutcomeName(), reason from the pipeline's kReason* codes, kind from
 // kCacheKinds (kUndecodableKinds for undecodable objects, whose reason is
@@ -45,17 +63,22 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "base/mutex.h"
 #include "extender/pipeline.h"
+#include "queue/queue.h"
 
 namespace prometheus {
 class Counter;
 class Gauge;
 class Histogram;
 class Registry;
+template <typename T>
+class Family;
 }  // namespace prometheus
 
 namespace muster::extender {
@@ -75,6 +98,9 @@ inline constexpr std::array<std::string_view, 3> kShareOutcomes = {"bound", "wai
 // The watched kinds whose undecodable objects are counted.
 inline constexpr std::array<std::string_view, 4> kUndecodableKinds = {"nodes", "pods", "podgroups",
                                                                       "queues"};
+// PodGroup phases, as muster_gangs counts them.
+inline constexpr std::array<std::string_view, 5> kGangPhases = {
+    kPodGroupPending, kPodGroupInqueue, kPodGroupRunning, kPodGroupCompleted, kPodGroupUnknown};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
@@ -101,9 +127,22 @@ class ExtenderMetrics {
   void CountShareRequest(std::string_view outcome);
   void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
 
-  // Where other parts of the extender (the gang controller) register their
-  // metrics, so /metrics serves them too.
-  prometheus::Registry& registry() { return *registry_; }
+  // The gang controller's.
+  void ObserveGangWait(double seconds);
+  void ObserveGangPass(double seconds);
+  void AddPartialGpuSeconds(double gpu_seconds);
+  void CountReservations(size_t made, size_t expired);
+  void CountPreemption();
+  void CountEvictions(size_t evicted);
+  void CountReclaim(std::string_view queue);
+  // PodGroups per phase of kGangPhases (other phases are not counted; a
+  // phase absent reads 0).
+  void SetGangPhases(const std::map<std::string, int64_t, std::less<>>& phases);
+  // Each queue's deserved share, allocation, pending demand (per resource of
+  // the cluster's total) and dominant share; the reclaims counter of a new
+  // queue starts at 0. Queues and resources gone since the last call leave
+  // the gauges.
+  void SetQueueShares(const queue::Shares& shares) MUSTER_EXCLUDES(queue_mu_);
 
   // Every metric in the Prometheus text exposition format (version 0.0.4).
   std::string Text() const;
@@ -139,6 +178,24 @@ class ExtenderMetrics {
   prometheus::Gauge* gpu_shared_fraction_ = nullptr;
   std::map<std::string_view, prometheus::Counter*> share_requests_;
   std::map<Key, prometheus::Gauge*> undecodable_;
+  // The gang controller's.
+  prometheus::Histogram* gang_wait_ = nullptr;
+  prometheus::Histogram* gang_pass_ = nullptr;
+  prometheus::Counter* partial_gpu_seconds_ = nullptr;
+  prometheus::Counter* reservations_made_ = nullptr;
+  prometheus::Counter* reservations_expired_ = nullptr;
+  prometheus::Counter* preemptions_ = nullptr;
+  prometheus::Counter* evictions_ = nullptr;
+  std::map<std::string_view, prometheus::Gauge*> gang_phases_;
+  prometheus::Family<prometheus::Gauge>* queue_deserved_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* queue_allocated_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* queue_pending_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* queue_share_ = nullptr;
+  prometheus::Family<prometheus::Counter>* queue_reclaims_ = nullptr;
+  // The queues (and their resources) SetQueueShares set last: those not set
+  // again are removed.
+  base::Mutex queue_mu_;
+  std::map<std::string, std::set<std::string>> queue_labelled_ MUSTER_GUARDED_BY(queue_mu_);
 };
 
 // The fixed set of decision/bind-failure reason codes (the pipeline's kReason*).

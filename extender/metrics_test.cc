@@ -58,13 +58,58 @@ TEST(MetricsTest, UndecodableObjectsByKindAndReasonExistAtZeroAndAreBounded) {
             2.0);
 }
 
+// A sample RecordsAndBoundsLabels expects after its observations.
+struct SampleCase {
+  std::string name;
+  std::string metric;
+  Labels labels;
+  double want;
+};
+
+const std::vector<SampleCase> kRecordedSamples = {
+    {"requests by verb and result",
+     "muster_extender_requests_total",
+     {{"verb", "filter"}, {"result", "ok"}},
+     2},
+    {"a fault", "muster_extender_requests_total", {{"verb", "bind"}, {"result", "fault"}}, 1},
+    {"an unknown verb is other",
+     "muster_extender_requests_total",
+     {{"verb", "other"}, {"result", "bad_request"}},
+     1},
+    {"latency count", "muster_extender_request_duration_seconds_count", {{"verb", "filter"}}, 2},
+    {"latency sum", "muster_extender_request_duration_seconds_sum", {{"verb", "filter"}}, 0.0031},
+    {"the 50us bucket is empty",
+     "muster_extender_request_duration_seconds_bucket",
+     {{"verb", "filter"}, {"le", "5e-05"}},
+     0},
+    {"the 1ms bucket holds the fast one",
+     "muster_extender_request_duration_seconds_bucket",
+     {{"verb", "filter"}, {"le", "0.001"}},
+     1},
+    {"a 1.5s bind lands under 2.5s",
+     "muster_extender_request_duration_seconds_bucket",
+     {{"verb", "bind"}, {"le", "2.5"}},
+     1},
+    {"decisions by reason",
+     "muster_extender_decisions_total",
+     {{"verb", "filter"}, {"reason", "fits"}},
+     3},
+    {"insufficient",
+     "muster_extender_decisions_total",
+     {{"verb", "filter"}, {"reason", "insufficient"}},
+     2},
+    {"an unknown reason is other",
+     "muster_extender_decisions_total",
+     {{"verb", "filter"}, {"reason", "other"}},
+     1},
+    {"bind failures", "muster_extender_bind_failures_total", {{"reason", "api_error"}}, 1},
+    {"an unknown bind failure", "muster_extender_bind_failures_total", {{"reason", "other"}}, 1},
+    {"cache nodes", "muster_extender_cache_objects", {{"kind", "nodes"}}, 16},
+    {"cache pods", "muster_extender_cache_objects", {{"kind", "pods"}}, 200},
+    {"synced", "muster_extender_cache_synced", {}, 1},
+};
+
 TEST(MetricsTest, RecordsAndBoundsLabels) {
-  struct Case {
-    std::string name;
-    std::string metric;
-    Labels labels;
-    double want;
-  };
   ExtenderMetrics metrics;
   metrics.ObserveRequest("filter", ReplyOutcome::kOk, 0.0001);
   metrics.ObserveRequest("filter", ReplyOutcome::kOk, 0.003);
@@ -76,50 +121,8 @@ TEST(MetricsTest, RecordsAndBoundsLabels) {
   metrics.SetCacheObjects("nodes", 16);
   metrics.SetCacheObjects("pods", 200);
   metrics.SetCacheSynced(true);
-  const std::vector<Case> cases = {
-      {"requests by verb and result",
-       "muster_extender_requests_total",
-       {{"verb", "filter"}, {"result", "ok"}},
-       2},
-      {"a fault", "muster_extender_requests_total", {{"verb", "bind"}, {"result", "fault"}}, 1},
-      {"an unknown verb is other",
-       "muster_extender_requests_total",
-       {{"verb", "other"}, {"result", "bad_request"}},
-       1},
-      {"latency count", "muster_extender_request_duration_seconds_count", {{"verb", "filter"}}, 2},
-      {"latency sum", "muster_extender_request_duration_seconds_sum", {{"verb", "filter"}}, 0.0031},
-      {"the 50us bucket is empty",
-       "muster_extender_request_duration_seconds_bucket",
-       {{"verb", "filter"}, {"le", "5e-05"}},
-       0},
-      {"the 1ms bucket holds the fast one",
-       "muster_extender_request_duration_seconds_bucket",
-       {{"verb", "filter"}, {"le", "0.001"}},
-       1},
-      {"a 1.5s bind lands under 2.5s",
-       "muster_extender_request_duration_seconds_bucket",
-       {{"verb", "bind"}, {"le", "2.5"}},
-       1},
-      {"decisions by reason",
-       "muster_extender_decisions_total",
-       {{"verb", "filter"}, {"reason", "fits"}},
-       3},
-      {"insufficient",
-       "muster_extender_decisions_total",
-       {{"verb", "filter"}, {"reason", "insufficient"}},
-       2},
-      {"an unknown reason is other",
-       "muster_extender_decisions_total",
-       {{"verb", "filter"}, {"reason", "other"}},
-       1},
-      {"bind failures", "muster_extender_bind_failures_total", {{"reason", "api_error"}}, 1},
-      {"an unknown bind failure", "muster_extender_bind_failures_total", {{"reason", "other"}}, 1},
-      {"cache nodes", "muster_extender_cache_objects", {{"kind", "nodes"}}, 16},
-      {"cache pods", "muster_extender_cache_objects", {{"kind", "pods"}}, 200},
-      {"synced", "muster_extender_cache_synced", {}, 1},
-  };
   const auto samples = ParseMetricsText(metrics.Text());
-  for (const Case& c : cases) {
+  for (const SampleCase& c : kRecordedSamples) {
     SCOPED_TRACE(c.name);
     const std::optional<double> got = FindSample(samples, c.metric, c.labels);
     ASSERT_TRUE(got.has_value());

@@ -124,11 +124,6 @@ GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
   return GateVerdict{};
 }
 
-GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot,
-                     const std::vector<std::string>& gang_schedulers) {
-  return AdmitByGang(pod, snapshot, gang_schedulers);
-}
-
 std::optional<QueueAsk> QueueAskOf(const Pod& pod, const ClusterSnapshot& snapshot,
                                    const std::vector<std::string>& gang_schedulers) {
   if (snapshot.pod_placement().has_value()) return std::nullopt;

@@ -11,9 +11,10 @@
 //   bind.cc        decode -> reserve (plan + Assume, atomically) -> [the HTTP layer
 //                  POSTs plan.binding] -> finish (keep or release the reservation) -> encode
 // pipeline.cc holds the steps the verbs share (decode of the candidates, the
-// pod-level gates, the demand of a pod).
+// gang gate, what filter asks the queue, the demand of a pod).
 //
-// The wire contract (kube-scheduler v1.30-v1.34, extender-protocol.md §1-§3, §8):
+// The wire contract (kube-scheduler v1.30-v1.34: k8s.io/kube-scheduler/extender/v1,
+// HTTPExtender in pkg/scheduler/extender.go):
 //  - filter and bind always answer HTTP 200; a fault (a body that does not
 //    decode, a bind that failed) travels in "Error", which fails the pod's
 //    cycle (SchedulerError, backoff) rather than calling it unschedulable.
@@ -283,12 +284,10 @@ Resources ManagedPart(const Resources& request, const std::vector<std::string>& 
 // is admitted (Inqueue or beyond, or it sets no minResources: nothing to
 // admit) and waits before (kReasonAwaitingAdmission); a gang member waits
 // until the gang controller has reserved the whole gang. Every wait is
-// Unresolvable, so kube-scheduler's preemption does not try.
+// Unresolvable, so kube-scheduler's preemption does not try. Filter,
+// prioritize and preempt all run it first (filter then asks the queue).
 GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
                         const std::vector<std::string>& gang_schedulers);
-// The pure gates (the gang gate) - what filter, prioritize and preempt share.
-GateVerdict RunGates(const Pod& pod, const ClusterSnapshot& snapshot,
-                     const std::vector<std::string>& gang_schedulers);
 // queue: what the filter asks the pod's queue (QueueGate::Admit), or nothing
 // when the queue has had its say already: a pod holding a reservation (the
 // gang pass charged its queue), a member of a gang of minMember > 1, a pod
@@ -377,10 +376,10 @@ struct Vetoes {
 // some gang running below its minMember (muster evicts gangs whole itself;
 // kube-scheduler's victims are per node, and dropping single victims could
 // leave the preemptor without its room); nodes without victims are dropped
-// (kube-scheduler rejects them).
+// (kube-scheduler rejects them). Neither the preemptor nor the victims'
+// queues are looked at: there is no queue veto (docs/gang.md).
 std::map<std::string, kube::MetaVictims> NarrowVictims(
-    const Pod& preemptor, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& snapshot, const VictimGangs& gangs,
+    std::map<std::string, kube::MetaVictims> proposed, const VictimGangs& gangs,
     const UnevictablePods& unevictable = {}, Vetoes* vetoes = nullptr);
 
 // ---------------------------------------------------------------------------

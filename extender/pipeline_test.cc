@@ -138,70 +138,79 @@ TEST(PipelineTest, DemandCreditsThePodsOwnPlacementOnItsNodeOnly) {
   EXPECT_EQ(demand.Credit("n2", "nvidia.com/gpu"), 0);
 }
 
+struct GangGateCase {
+  std::string name;
+  Pod pod;
+  bool reserved = false;  // the pod holds a reservation on gpu-1
+  GateAction action;
+  std::string_view code;
+  std::string pinned;
+};
+
+const std::vector<GangGateCase> kGangGateCases = {
+    {"no group, another scheduler: usual path",
+     MakePod("single").Namespace("ml").SchedulerName("default-scheduler").Gpu(1), false,
+     GateAction::kAdmit, kReasonAdmitted, ""},
+    {"plain pod of volcano, Volcano's PodGroup of one: usual path (its queue decides later)",
+     MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), false, GateAction::kAdmit,
+     kReasonAdmitted, ""},
+    {"reserved plain pod pinned to its node",
+     MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), true, GateAction::kAdmit,
+     kReasonAdmitted, "gpu-1"},
+    // Volcano's enqueue admits a PodGroup whole, by its minResources, before
+    // any member is allocated (pkg/scheduler/actions/enqueue/enqueue.go):
+    // Spark's driver waits until its PodGroup is Inqueue.
+    {"minMember 1 with minResources, still Pending: waits for admission",
+     MakePod("spark-driver").Namespace("ml").Group("spark-pending"), false, GateAction::kReject,
+     kReasonAwaitingAdmission, ""},
+    {"minMember 1 with minResources, Inqueue: usual path",
+     MakePod("spark-exec-1").Namespace("ml").Group("spark-inqueue"), false, GateAction::kAdmit,
+     kReasonAdmitted, ""},
+    {"group of one: usual path", MakePod("solo-0").Namespace("ml").Group("solo").Gpu(1), false,
+     GateAction::kAdmit, kReasonAdmitted, ""},
+    {"gang member without reservation waits", MakePod("dist-0").Namespace("ml").Group("dist"),
+     false, GateAction::kReject, kReasonGangWaiting, ""},
+    {"reserved member pinned to its node", MakePod("dist-1").Namespace("ml").Group("dist"), true,
+     GateAction::kAdmit, kReasonAdmitted, "gpu-1"},
+    {"missing PodGroup waits", MakePod("lost-0").Namespace("ml").Group("lost"), false,
+     GateAction::kReject, kReasonNoPodGroup, ""},
+    {"same name in another namespace is another group",
+     MakePod("dist-0").Namespace("other").Group("dist"), false, GateAction::kReject,
+     kReasonNoPodGroup, ""},
+};
+
+// The PodGroups of the gang gate's cases: "solo" (minMember 1), "dist"
+// (4), and two of minMember 1 with minResources, "spark-pending" (not yet
+// admitted) and "spark-inqueue" (admitted), all in "ml".
+void AddGatePodGroups(ClusterState& state) {
+  state.workloads().UpsertPodGroup(test::MakePodGroup("solo").Namespace("ml").MinMember(1));
+  state.workloads().UpsertPodGroup(test::MakePodGroup("dist").Namespace("ml").MinMember(4));
+  PodGroup pending = test::MakePodGroup("spark-pending")
+                         .Namespace("ml")
+                         .MinMember(1)
+                         .MinResources(Resources{{"cpu", 4000}});
+  state.workloads().UpsertPodGroup(pending);
+  PodGroup inqueue = test::MakePodGroup("spark-inqueue")
+                         .Namespace("ml")
+                         .MinMember(1)
+                         .MinResources(Resources{{"cpu", 4000}})
+                         .Phase("Inqueue");
+  state.workloads().UpsertPodGroup(inqueue);
+}
+
 // The gang gate: who goes on to fit, who waits (Unresolvable, so
 // kube-scheduler's preemption never tries), who is pinned to a reservation.
 TEST(PipelineTest, GangGateHoldsMembersUntilTheirGangIsReserved) {
-  struct Case {
-    std::string name;
-    Pod pod;
-    bool reserved = false;  // the pod holds a reservation on gpu-1
-    GateAction action;
-    std::string_view code;
-    std::string pinned;
-  };
-  const std::vector<Case> cases = {
-      {"no group, another scheduler: usual path",
-       MakePod("single").Namespace("ml").SchedulerName("default-scheduler").Gpu(1), false,
-       GateAction::kAdmit, kReasonAdmitted, ""},
-      {"plain pod of volcano, Volcano's PodGroup of one: usual path (its queue decides later)",
-       MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), false, GateAction::kAdmit,
-       kReasonAdmitted, ""},
-      {"reserved plain pod pinned to its node",
-       MakePod("plain").Namespace("ml").SchedulerName("volcano").Gpu(1), true, GateAction::kAdmit,
-       kReasonAdmitted, "gpu-1"},
-      // Volcano's enqueue admits a PodGroup whole, by its minResources, before
-      // any member is allocated (pkg/scheduler/actions/enqueue/enqueue.go):
-      // Spark's driver waits until its PodGroup is Inqueue.
-      {"minMember 1 with minResources, still Pending: waits for admission",
-       MakePod("spark-driver").Namespace("ml").Group("spark-pending"), false, GateAction::kReject,
-       kReasonAwaitingAdmission, ""},
-      {"minMember 1 with minResources, Inqueue: usual path",
-       MakePod("spark-exec-1").Namespace("ml").Group("spark-inqueue"), false, GateAction::kAdmit,
-       kReasonAdmitted, ""},
-      {"group of one: usual path", MakePod("solo-0").Namespace("ml").Group("solo").Gpu(1), false,
-       GateAction::kAdmit, kReasonAdmitted, ""},
-      {"gang member without reservation waits", MakePod("dist-0").Namespace("ml").Group("dist"),
-       false, GateAction::kReject, kReasonGangWaiting, ""},
-      {"reserved member pinned to its node", MakePod("dist-1").Namespace("ml").Group("dist"), true,
-       GateAction::kAdmit, kReasonAdmitted, "gpu-1"},
-      {"missing PodGroup waits", MakePod("lost-0").Namespace("ml").Group("lost"), false,
-       GateAction::kReject, kReasonNoPodGroup, ""},
-      {"same name in another namespace is another group",
-       MakePod("dist-0").Namespace("other").Group("dist"), false, GateAction::kReject,
-       kReasonNoPodGroup, ""},
-  };
-  for (const Case& c : cases) {
+  for (const GangGateCase& c : kGangGateCases) {
     SCOPED_TRACE(c.name);
     FakeClock clock;
     ClusterState state(clock);
-    state.workloads().UpsertPodGroup(test::MakePodGroup("solo").Namespace("ml").MinMember(1));
-    state.workloads().UpsertPodGroup(test::MakePodGroup("dist").Namespace("ml").MinMember(4));
-    PodGroup pending = test::MakePodGroup("spark-pending")
-                           .Namespace("ml")
-                           .MinMember(1)
-                           .MinResources(Resources{{"cpu", 4000}});
-    state.workloads().UpsertPodGroup(pending);
-    PodGroup inqueue = test::MakePodGroup("spark-inqueue")
-                           .Namespace("ml")
-                           .MinMember(1)
-                           .MinResources(Resources{{"cpu", 4000}})
-                           .Phase("Inqueue");
-    state.workloads().UpsertPodGroup(inqueue);
+    AddGatePodGroups(state);
     Pod pod = c.pod;
     pod.meta.uid = "uid-" + pod.meta.name;
     state.UpsertPod(pod);
     if (c.reserved) state.Assume(pod.meta.uid, "gpu-1", pod.EffectiveRequest());
-    const GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
+    const GateVerdict verdict = AdmitByGang(pod, state.Snapshot(pod.meta.uid), {"volcano"});
     EXPECT_EQ(verdict.action, c.action);
     EXPECT_EQ(verdict.code, c.code);
     EXPECT_EQ(verdict.pinned_node, c.pinned);
@@ -225,7 +234,7 @@ TEST(PipelineTest, PodsOfAPodGroupThatDoesNotDecodeWaitNamingTheField) {
   Pod pod = MakePod("train-0").Namespace("ml").Group("train").Gpu(1);
   pod.meta.uid = "uid-train-0";
   state.UpsertPod(pod);
-  GateVerdict verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
+  GateVerdict verdict = AdmitByGang(pod, state.Snapshot(pod.meta.uid), {"volcano"});
   EXPECT_EQ(verdict.action, GateAction::kReject);
   EXPECT_EQ(verdict.code, kReasonPodGroupInvalid);
   EXPECT_EQ(verdict.reason,
@@ -233,7 +242,7 @@ TEST(PipelineTest, PodsOfAPodGroupThatDoesNotDecodeWaitNamingTheField) {
             R"(of cpu is invalid (the pod waits until it is fixed))");
   // The broken version replaced the decoded one; a fixed one replaces it.
   state.workloads().UpsertPodGroup(test::MakePodGroup("train").Namespace("ml").MinMember(1));
-  verdict = RunGates(pod, state.Snapshot(pod.meta.uid), {"volcano"});
+  verdict = AdmitByGang(pod, state.Snapshot(pod.meta.uid), {"volcano"});
   EXPECT_EQ(verdict.action, GateAction::kAdmit);
 }
 

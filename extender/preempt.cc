@@ -1,6 +1,10 @@
 // POST {prefix}/preempt: which of the victims kube-scheduler proposes muster
-// agrees to evict. On v1.30-v1.34 the dry run ignores extender filters
-// (extender-protocol.md §5.6), so this verb can only narrow or veto.
+// agrees to evict. On v1.30-v1.34 the dry run that proposes them runs only
+// the in-tree Filter plugins, never an extender's filter (SelectVictimsOnNode,
+// pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go;
+// kubernetes issue #105720), so this verb can only narrow or veto: muster's
+// own preemption and reclaim evict from the gang controller. What it vetoes,
+// and what it does not (no queue veto), is in docs/gang.md.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -121,10 +125,8 @@ UnevictablePods UnevictableVictims(const ClusterState& state,
 }
 
 std::map<std::string, kube::MetaVictims> NarrowVictims(
-    const Pod& /*preemptor*/, std::map<std::string, kube::MetaVictims> proposed,
-    const ClusterSnapshot& /*snapshot*/, const VictimGangs& gangs,
+    std::map<std::string, kube::MetaVictims> proposed, const VictimGangs& gangs,
     const UnevictablePods& unevictable, Vetoes* vetoes) {
-  // The queue issue vetoes victims here too (a queue within its guarantee).
   std::erase_if(proposed, [&](const auto& entry) {
     if (entry.second.pods.empty()) return true;
     // Conformance first: such a node is out whatever the gangs say.
@@ -164,7 +166,7 @@ VerbReply Pipeline::Preempt(std::string_view body) const {
   // snapshot: one view for every node's victims.
   const ClusterSnapshot snapshot = cluster_->Snapshot(args->pod.meta.uid);
   // gang: nobody is evicted for a pod that may not start now.
-  if (RunGates(args->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
+  if (AdmitByGang(args->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
     return EncodeVictims({}, proposed_nodes);
   }
   // narrow: the victims muster agrees to; never part of a gang, never a
@@ -176,7 +178,7 @@ VerbReply Pipeline::Preempt(std::string_view body) const {
     unevictable = UnevictableVictims(state, *args, proposed);
   });
   Vetoes vetoes;
-  auto kept = NarrowVictims(args->pod, std::move(proposed), snapshot, gangs, unevictable, &vetoes);
+  auto kept = NarrowVictims(std::move(proposed), gangs, unevictable, &vetoes);
   // encode: always the Meta form (UIDs), whichever form came in.
   return EncodeVictims(std::move(kept), proposed_nodes, vetoes);
 }

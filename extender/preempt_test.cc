@@ -51,7 +51,7 @@ TEST(PreemptTest, ProposedVictimsInTheMetaForm) {
 
 TEST(PreemptTest, NarrowKeepsEveryVictimAndDropsEmptyNodes) {
   const VictimMap proposed = {{"n1", Meta({"a", "b"})}, {"n2", Meta({})}, {"n3", Meta({"c"}, 1)}};
-  const VictimMap kept = NarrowVictims(MakePod("hi"), proposed, ClusterSnapshot(), VictimGangs());
+  const VictimMap kept = NarrowVictims(proposed, VictimGangs());
   EXPECT_EQ(kept, (VictimMap{{"n1", Meta({"a", "b"})}, {"n3", Meta({"c"}, 1)}}));
 }
 
@@ -111,10 +111,48 @@ TEST(PreemptTest, VetoesVictimsThatWouldBreakAGang) {
                                                           {"n5", Meta({"u-solo"})}}));
 }
 
-// Conformance (issue 19): a node whose victims include a kube-system or
-// system-critical pod, or a member of a gang that has one, is vetoed whole.
-TEST(PreemptTest, VetoesNodesWithKubeSystemOrCriticalVictims) {
-  fixture::TestCluster cluster;
+struct ConformanceCase {
+  std::string name;
+  VictimMap proposed;
+  VictimMap want;
+  DecisionCounts decisions;
+};
+
+const std::vector<ConformanceCase> kConformanceCases = {
+    {"a kube-system pod", {{"n1", Meta({"u-sys"})}}, {}, {{kReasonConformance, 1}}},
+    {"a system-cluster-critical pod",
+     {{"n2", Meta({"u-cluster-critical"})}},
+     {},
+     {{kReasonConformance, 1}}},
+    {"a system-node-critical pod",
+     {{"n3", Meta({"u-node-critical"})}},
+     {},
+     {{kReasonConformance, 1}}},
+    {"a normal pod",
+     {{"n4", Meta({"u-normal"})}},
+     {{"n4", Meta({"u-normal"})}},
+     {{kReasonVictimsKept, 1}}},
+    {"a normal member of a gang with a critical member",
+     {{"n5", Meta({"u-mixed-0"})}},
+     {},
+     {{kReasonConformance, 1}}},
+    {"one critical victim vetoes its node only: the next node is kept",
+     {{"n3", Meta({"u-node-critical"})},
+      {"n4", Meta({"u-normal"})},
+      {"n7", Meta({"u-plain-0", "u-plain-1"})}},
+     {{"n4", Meta({"u-normal"})}, {"n7", Meta({"u-plain-0", "u-plain-1"})}},
+     {{kReasonVictimsKept, 2}, {kReasonConformance, 1}}},
+    {"a normal pod beside a critical one on the same node",
+     {{"n1", Meta({"u-normal", "u-sys"})}},
+     {},
+     {{kReasonConformance, 1}}},
+};
+
+// Running pods on n1..n7 for the conformance cases: a kube-system pod (n1),
+// a system-cluster-critical (n2) and a system-node-critical one (n3), a
+// normal one (n4), the gang "mixed" of minMember 1 with one critical member
+// (n5, n6), and the gang "plain" of minMember 2 (both on n7).
+void AddConformanceVictims(fixture::TestCluster& cluster) {
   auto running = [&](std::string name, std::string ns, std::string priority_class, std::string node,
                      std::string group = "") {
     PodBuilder pod = MakePod(name)
@@ -139,42 +177,14 @@ TEST(PreemptTest, VetoesNodesWithKubeSystemOrCriticalVictims) {
   cluster.Add(test::MakePodGroup("plain").Namespace("ml").MinMember(2));
   running("plain-0", "ml", "", "n7", "plain");
   running("plain-1", "ml", "", "n7", "plain");
-  struct Case {
-    std::string name;
-    VictimMap proposed;
-    VictimMap want;
-    DecisionCounts decisions;
-  };
-  const std::vector<Case> cases = {
-      {"a kube-system pod", {{"n1", Meta({"u-sys"})}}, {}, {{kReasonConformance, 1}}},
-      {"a system-cluster-critical pod",
-       {{"n2", Meta({"u-cluster-critical"})}},
-       {},
-       {{kReasonConformance, 1}}},
-      {"a system-node-critical pod",
-       {{"n3", Meta({"u-node-critical"})}},
-       {},
-       {{kReasonConformance, 1}}},
-      {"a normal pod",
-       {{"n4", Meta({"u-normal"})}},
-       {{"n4", Meta({"u-normal"})}},
-       {{kReasonVictimsKept, 1}}},
-      {"a normal member of a gang with a critical member",
-       {{"n5", Meta({"u-mixed-0"})}},
-       {},
-       {{kReasonConformance, 1}}},
-      {"one critical victim vetoes its node only: the next node is kept",
-       {{"n3", Meta({"u-node-critical"})},
-        {"n4", Meta({"u-normal"})},
-        {"n7", Meta({"u-plain-0", "u-plain-1"})}},
-       {{"n4", Meta({"u-normal"})}, {"n7", Meta({"u-plain-0", "u-plain-1"})}},
-       {{kReasonVictimsKept, 2}, {kReasonConformance, 1}}},
-      {"a normal pod beside a critical one on the same node",
-       {{"n1", Meta({"u-normal", "u-sys"})}},
-       {},
-       {{kReasonConformance, 1}}},
-  };
-  for (const Case& c : cases) {
+}
+
+// Conformance (issue 19): a node whose victims include a kube-system or
+// system-critical pod, or a member of a gang that has one, is vetoed whole.
+TEST(PreemptTest, VetoesNodesWithKubeSystemOrCriticalVictims) {
+  fixture::TestCluster cluster;
+  AddConformanceVictims(cluster);
+  for (const ConformanceCase& c : kConformanceCases) {
     SCOPED_TRACE(c.name);
     kube::ExtenderPreemptionArgs args{.pod = MakePod("hi").Gpu(1).Priority(1000),
                                       .node_name_to_meta_victims = c.proposed};

@@ -137,7 +137,7 @@ VerbReply Pipeline::Prioritize(std::string_view body) const {
   // snapshot: the same view for every node's score.
   const ClusterSnapshot snapshot = cluster_->Snapshot(request->pod.meta.uid);
   // gang: a held pod is not placed, so muster prefers no node.
-  if (RunGates(request->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
+  if (AdmitByGang(request->pod, snapshot, config_.gang_schedulers).action != GateAction::kAdmit) {
     return EncodePriorities(candidates, scores);
   }
   // score: every candidate against the cache.

@@ -46,62 +46,64 @@ void Publish(QueueGate& gate, QueueBoard board, std::vector<std::string> placed 
       [&](std::string_view uid) { return std::ranges::find(placed, uid) != placed.end(); }, 30s);
 }
 
+struct AdmitCase {
+  std::string name;
+  std::vector<QueueAsk> earlier;  // admitted or not, in order, before `ask`
+  QueueAsk ask;
+  bool want_admitted;
+  std::string_view want_code = {};
+  std::string want_message = "";
+};
+
+const std::vector<AdmitCase> kAdmitCases = {
+    {.name = "an unlimited queue admits", .ask = Ask("p", "default", 64), .want_admitted = true},
+    {.name = "within the capability left", .ask = Ask("p", "research", 3), .want_admitted = true},
+    {.name = "beyond it",
+     .ask = Ask("p", "research", 4),
+     .want_admitted = false,
+     .want_code = gang::kWaitQueueCapability,
+     .want_message = "queue research is at its capability: needs cpu=4 (3 left)"},
+    {.name = "earlier admissions count at once",
+     .earlier = {Ask("a", "research", 2)},
+     .ask = Ask("p", "research", 2),
+     .want_admitted = false,
+     .want_code = gang::kWaitQueueCapability,
+     .want_message = "queue research is at its capability: needs cpu=2 (1 left)"},
+    {.name = "refusals charge nothing",
+     .earlier = {Ask("a", "research", 8)},
+     .ask = Ask("p", "research", 3),
+     .want_admitted = true},
+    {.name = "a parent's capability binds its children",
+     .ask = Ask("p", "batch", 2),
+     .want_admitted = false,
+     .want_code = gang::kWaitQueueCapability,
+     .want_message = "queue org is at its capability: needs cpu=2 (1 left)"},
+    {.name = "resources the capability does not name are unlimited",
+     .ask = QueueAsk{.pod_uid = "p", .queue = "research", .request = Resources{{"memory", 1}}},
+     .want_admitted = true},
+    {.name = "a missing queue",
+     .ask = Ask("p", "nope", 1),
+     .want_admitted = false,
+     .want_code = kWaitQueueNotFound,
+     .want_message = "queue \"nope\" does not exist: create it, or name another in the "
+                     "scheduling.volcano.sh/queue-name annotation"},
+    {.name = "a closed queue",
+     .ask = Ask("p", "closed", 1),
+     .want_admitted = false,
+     .want_code = kWaitQueueClosed,
+     .want_message = "queue \"closed\" is not Open: it admits no new pods"},
+    {.name = "asking again is no second charge",
+     .earlier = {Ask("p", "research", 3)},
+     .ask = Ask("p", "research", 3),
+     .want_admitted = true},
+};
+
 // Volcano's proportion plugin admits a task while its queue's allocation
 // plus the task's request stays within the queue's capability
 // (pkg/scheduler/plugins/proportion/proportion.go: AllocatableFn), and a
 // closed queue takes no new work (pkg/scheduler/actions/enqueue/enqueue.go).
 TEST(QueueGateTest, AdmitsByQueueStateAndCapabilityAlongThePath) {
-  struct Case {
-    std::string name;
-    std::vector<QueueAsk> earlier;  // admitted or not, in order, before `ask`
-    QueueAsk ask;
-    bool want_admitted;
-    std::string_view want_code = {};
-    std::string want_message = "";
-  };
-  const std::vector<Case> cases = {
-      {.name = "an unlimited queue admits", .ask = Ask("p", "default", 64), .want_admitted = true},
-      {.name = "within the capability left", .ask = Ask("p", "research", 3), .want_admitted = true},
-      {.name = "beyond it",
-       .ask = Ask("p", "research", 4),
-       .want_admitted = false,
-       .want_code = gang::kWaitQueueCapability,
-       .want_message = "queue research is at its capability: needs cpu=4 (3 left)"},
-      {.name = "earlier admissions count at once",
-       .earlier = {Ask("a", "research", 2)},
-       .ask = Ask("p", "research", 2),
-       .want_admitted = false,
-       .want_code = gang::kWaitQueueCapability,
-       .want_message = "queue research is at its capability: needs cpu=2 (1 left)"},
-      {.name = "refusals charge nothing",
-       .earlier = {Ask("a", "research", 8)},
-       .ask = Ask("p", "research", 3),
-       .want_admitted = true},
-      {.name = "a parent's capability binds its children",
-       .ask = Ask("p", "batch", 2),
-       .want_admitted = false,
-       .want_code = gang::kWaitQueueCapability,
-       .want_message = "queue org is at its capability: needs cpu=2 (1 left)"},
-      {.name = "resources the capability does not name are unlimited",
-       .ask = QueueAsk{.pod_uid = "p", .queue = "research", .request = Resources{{"memory", 1}}},
-       .want_admitted = true},
-      {.name = "a missing queue",
-       .ask = Ask("p", "nope", 1),
-       .want_admitted = false,
-       .want_code = kWaitQueueNotFound,
-       .want_message = "queue \"nope\" does not exist: create it, or name another in the "
-                       "scheduling.volcano.sh/queue-name annotation"},
-      {.name = "a closed queue",
-       .ask = Ask("p", "closed", 1),
-       .want_admitted = false,
-       .want_code = kWaitQueueClosed,
-       .want_message = "queue \"closed\" is not Open: it admits no new pods"},
-      {.name = "asking again is no second charge",
-       .earlier = {Ask("p", "research", 3)},
-       .ask = Ask("p", "research", 3),
-       .want_admitted = true},
-  };
-  for (const Case& c : cases) {
+  for (const AdmitCase& c : kAdmitCases) {
     SCOPED_TRACE(c.name);
     QueueGate gate;
     Publish(gate, Board());

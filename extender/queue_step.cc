@@ -119,49 +119,55 @@ gang::QueueLimits LimitsOf(const queue::Shares& shares,
   return limits;
 }
 
-}  // namespace
+using QueueStates = std::map<std::string, queue::QueueState>;
 
-std::string QueueName(const PodGroupSpec& spec) {
-  return spec.queue.empty() ? std::string(kDefaultQueue) : spec.queue;
-}
-
-QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
-                       const Resources& free, std::vector<gang::Gang>& gangs,
-                       std::vector<gang::VictimCandidate>& victims) {
-  QueueStep step;
-  std::map<std::string, queue::QueueState> states;
+// The Queue objects' states, and "default"'s when there is no such object
+// (PodGroups naming no queue are in it all the same).
+QueueStates StatesOf(const std::map<std::string, Queue, std::less<>>& queues) {
+  QueueStates states;
   for (const auto& [name, q] : queues) states.emplace(name, StateOf(q));
   if (!states.contains(std::string(kDefaultQueue))) {
     states.emplace(std::string(kDefaultQueue),
                    queue::QueueState{.name = std::string(kDefaultQueue)});
   }
-  // Holdings per queue; held gangs are neither counted nor ranked.
-  Resources held_by_queues;
+  return states;
+}
+
+// The gangs of a step, counted: the Holdings of each one its queue does not
+// hold, the keys of those it holds, and what the queues hold in all.
+struct GangTally {
   std::map<std::string, Holdings> of_gang;
   std::set<std::string> held;
+  Resources held_by_queues;  // allocated and leaving, of the counted gangs
+};
+
+// Fills step.queue_of and step.held, and adds each counted gang's holdings
+// to its queue's state.
+GangTally TallyGangs(const std::vector<gang::Gang>& gangs, QueueStates& states, QueueStep& step) {
+  GangTally tally;
   for (const gang::Gang& g : gangs) {
     const std::string name = QueueName(g.spec);
     step.queue_of[g.key] = name;
     if (std::optional<gang::Wait> hold = HoldOf(g, name, states)) {
       step.held.push_back(*std::move(hold));
-      held.insert(g.key);
+      tally.held.insert(g.key);
       continue;
     }
     Holdings h = HoldingsOf(g);
     if (auto it = states.find(name); it != states.end()) {
       it->second.allocated += h.allocated;
       it->second.pending += h.pending;
-      held_by_queues += h.allocated + h.leaving;
+      tally.held_by_queues += h.allocated + h.leaving;
     }
-    of_gang[g.key] = std::move(h);
+    tally.of_gang[g.key] = std::move(h);
   }
+  return tally;
+}
 
-  std::vector<queue::QueueState> list;
-  for (auto& [name, state] : states) list.push_back(state);
-  Resources capacity = free.ClampedAtZero() + held_by_queues;
-  step.shares = queue::ComputeShares(list, capacity);
-  // Per queue, own and descendants': what preempting gangs wait for, and
-  // what is bound.
+// The limits of the step's shares, with per queue, own and descendants':
+// what preempting gangs wait for, and what is bound.
+gang::QueueLimits LimitsOfStep(const QueueStep& step, const QueueStates& states,
+                               const std::map<std::string, Holdings>& of_gang) {
   std::map<std::string, Resources> claimed, bound;
   for (const auto& [key, h] : of_gang) {
     const auto q = step.shares.queues.find(step.queue_of.at(key));
@@ -171,26 +177,38 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
       bound[at] += h.bound;
     }
   }
-  step.limits = LimitsOf(step.shares, states, claimed, bound);
+  return LimitsOf(step.shares, states, claimed, bound);
+}
 
+// Sets every gang's queue path; returns the gangs with members to place
+// that their queue does not hold, for the order.
+std::vector<queue::PendingGang> PendingGangs(std::vector<gang::Gang>& gangs, const QueueStep& step,
+                                             GangTally& tally) {
   std::vector<queue::PendingGang> pending;
   for (gang::Gang& g : gangs) {
     const std::string& name = step.queue_of.at(g.key);
     if (const auto it = step.shares.queues.find(name); it != step.shares.queues.end()) {
       g.queues = it->second.path;
     }
-    if (held.contains(g.key) || std::ranges::none_of(g.members, gang::AwaitsPlacement)) continue;
+    if (tally.held.contains(g.key) || std::ranges::none_of(g.members, gang::AwaitsPlacement)) {
+      continue;
+    }
     const auto placed = std::ranges::count_if(g.members, gang::CountsPlaced);
     pending.push_back(queue::PendingGang{.key = g.key,
                                          .queue = name,
                                          .priority = g.priority,
                                          .created = g.created,
-                                         .request = of_gang[g.key].pending,
-                                         .allocated = of_gang[g.key].allocated,
+                                         .request = tally.of_gang[g.key].pending,
+                                         .allocated = tally.of_gang[g.key].allocated,
                                          .minimum_met = placed >= std::max(g.spec.min_member, 1),
                                          .claims = g.preempting});
   }
-  const std::vector<std::string> order = queue::RankGangs(step.shares, pending);
+  return pending;
+}
+
+// step.position by `order`, and every gang's queue_rank.
+void SetRanks(const std::vector<std::string>& order, std::vector<gang::Gang>& gangs,
+              QueueStep& step) {
   for (size_t i = 0; i < order.size(); ++i) step.position[order[i]] = static_cast<int>(i);
   for (gang::Gang& g : gangs) {
     const auto it = step.position.find(g.key);
@@ -199,6 +217,10 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
     g.queue_rank = it == step.position.end() ? static_cast<int32_t>(order.size())
                                              : static_cast<int32_t>(it->second);
   }
+}
+
+// Each victim's queue path and what it holds (its pods' requests).
+void LabelVictims(const QueueStep& step, std::vector<gang::VictimCandidate>& victims) {
   for (gang::VictimCandidate& v : victims) {
     const auto name = step.queue_of.find(v.key);
     if (name == step.queue_of.end()) continue;
@@ -209,6 +231,29 @@ QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
     for (const gang::VictimCandidate::Pod& pod : v.pods) v.holds += pod.request;
     v.holds.Erase(kPods);
   }
+}
+
+}  // namespace
+
+std::string QueueName(const PodGroupSpec& spec) {
+  return spec.queue.empty() ? std::string(kDefaultQueue) : spec.queue;
+}
+
+QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,
+                       const Resources& free, std::vector<gang::Gang>& gangs,
+                       std::vector<gang::VictimCandidate>& victims) {
+  QueueStep step;
+  QueueStates states = StatesOf(queues);
+  // Holdings per queue; held gangs are neither counted nor ranked.
+  GangTally tally = TallyGangs(gangs, states, step);
+  std::vector<queue::QueueState> list;
+  for (auto& [name, state] : states) list.push_back(state);
+  Resources capacity = free.ClampedAtZero() + tally.held_by_queues;
+  step.shares = queue::ComputeShares(list, capacity);
+  step.limits = LimitsOfStep(step, states, tally.of_gang);
+  const std::vector<queue::PendingGang> pending = PendingGangs(gangs, step, tally);
+  SetRanks(queue::RankGangs(step.shares, pending), gangs, step);
+  LabelVictims(step, victims);
   return step;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/ops_server.h"
 #include "kube/client/client.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
@@ -123,7 +124,7 @@ bool ReadsBody(const std::string& method) {
 // and buffers the others whole: a chunked body, a body without a length (read
 // until the peer closes) and a compressed one (inflated in memory, 1000:1 for
 // gzip) could each take any amount of memory. kube-scheduler always sends a
-// plain body with Content-Length (extender-protocol.md §2), so these are
+// plain body with Content-Length (HTTPExtender.send, pkg/scheduler/extender.go), so these are
 // refused before anything is read.
 std::pair<int, std::string> UnboundedBody(const httplib::Request& req) {
   if (!ReadsBody(req.method)) return {0, ""};
@@ -173,6 +174,65 @@ void WriteWorkloads(kube::JsonWriter& w, const WorkloadView& workloads) {
 void NeverCompressVerbReplies(const httplib::Request& req) {
   if (req.method != "POST") return;
   const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+}
+
+// The server's connections: its workers, TCP and socket options, the body
+// limit (and the bodies it cannot bound, refused unread), keep-alive and
+// the read timeout. The listening socket goes to *listen_fd.
+void ConfigureConnections(httplib::Server& http, const ServerOptions& options, int* listen_fd) {
+  const int threads = std::max(1, options.threads);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_tcp_nodelay(true);
+  base::ReuseAddressOnly(http, [listen_fd](int sock) { *listen_fd = sock; });
+  http.set_payload_max_length(options.max_body_bytes);
+  // The limit above holds only for Content-Length bodies: refuse the others
+  // unread. Their body is still on the connection, so ask the client to
+  // close it (cpp-httplib would parse the rest as further requests).
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    auto [status, reason] = UnboundedBody(req);
+    if (status == 0) {
+      NeverCompressVerbReplies(req);
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = status;
+    res.set_header("Connection", "close");
+    res.set_content(reason, kText);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http.set_keep_alive_max_count(1u << 20);  // kube-scheduler keeps its connections
+  const auto read = std::chrono::duration_cast<std::chrono::seconds>(options.read_timeout);
+  http.set_read_timeout(std::max<time_t>(1, read.count()));
+}
+
+// Every error answer has a text body (413 names the limit), and an exception
+// out of a handler is answered 500 instead of ending the worker.
+void AnswerErrorsInText(httplib::Server& http, size_t limit) {
+  http.set_error_handler(httplib::Server::HandlerWithResponse(
+      [limit](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 413) {
+          res.set_content("request body exceeds the limit of " + std::to_string(limit) + " bytes\n",
+                          kText);
+        } else {
+          res.set_content("HTTP " + std::to_string(res.status) + "\n", kText);
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  // The boundary for exceptions: cpp-httplib (and allocation) may throw; our
+  // code does not. The worker answers 500 and lives on.
+  http.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("extender: {} {}: {}", req.method, req.path, what);
+        res.status = 500;
+        res.set_content("internal error: " + what + "\n", kText);
+      });
 }
 
 }  // namespace
@@ -271,12 +331,10 @@ Status Server::Start() {
                       ", " + options_.tls_key_path + ", " + options_.client_ca_path + ")");
   }
   Route();
-  port_ = options_.port == 0
-              ? http_->bind_to_any_port(options_.listen_address)
-              : (http_->bind_to_port(options_.listen_address, options_.port) ? options_.port : -1);
+  port_ = base::BindPort(*http_, options_.listen_address, options_.port);
   if (port_ <= 0) {
-    return Status(StatusCode::kUnavailable, "cannot listen on " + options_.listen_address + ":" +
-                                                std::to_string(options_.port));
+    return Status(StatusCode::kUnavailable,
+                  base::CannotListenMessage(options_.listen_address, options_.port));
   }
   // cpp-httplib listens with a backlog of 5: a burst of parallel binds beyond
   // that found connections dropped while the workers were busy. Listening
@@ -284,59 +342,16 @@ Status Server::Start() {
   if (listen_fd_ >= 0 && ::listen(listen_fd_, SOMAXCONN) != 0) {
     spdlog::warn("extender: cannot raise the listen backlog");
   }
-  thread_ = std::thread([this] {
-    try {
-      http_->listen_after_bind();
-    } catch (const std::exception& e) {
-      spdlog::error("extender HTTP server stopped: {}", e.what());
-    }
-    listen_returned_ = true;
+  listener_.Start(http_.get(), [](const std::exception& e) {
+    spdlog::error("extender HTTP server stopped: {}", e.what());
   });
   return Status::Ok();
 }
 
-void Server::Stop() {
-  if (stopped_.exchange(true)) return;
-  if (!thread_.joinable()) return;
-  // cpp-httplib's stop() does nothing until the listen loop has started, so
-  // a Stop() right after Start() repeats it until the loop is gone.
-  while (!listen_returned_) {
-    http_->stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  thread_.join();
-}
+void Server::Stop() { listener_.Stop(); }
 
 void Server::Route() {
-  const int threads = std::max(1, options_.threads);
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_->set_tcp_nodelay(true);
-  // SO_REUSEADDR (a restart may bind while old connections sit in TIME_WAIT)
-  // but not cpp-httplib's default SO_REUSEPORT, which would let a second
-  // process listen on the same port and take part of the scheduler's calls.
-  http_->set_socket_options([this](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    listen_fd_ = sock;
-  });
-  http_->set_payload_max_length(options_.max_body_bytes);
-  // The limit above holds only for Content-Length bodies: refuse the others
-  // unread. Their body is still on the connection, so ask the client to
-  // close it (cpp-httplib would parse the rest as further requests).
-  http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    auto [status, reason] = UnboundedBody(req);
-    if (status == 0) {
-      NeverCompressVerbReplies(req);
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    res.status = status;
-    res.set_header("Connection", "close");
-    res.set_content(reason, kText);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  http_->set_keep_alive_max_count(1u << 20);  // kube-scheduler keeps its connections
-  const auto read = std::chrono::duration_cast<std::chrono::seconds>(options_.read_timeout);
-  http_->set_read_timeout(std::max<time_t>(1, read.count()));
+  ConfigureConnections(*http_, options_, &listen_fd_);
   const std::string prefix = EscapeRegex(*NormalizePrefix(options_.prefix));
   for (std::string_view verb : kVerbs) {
     http_->Post(prefix + "/" + std::string(verb),
@@ -347,47 +362,13 @@ void Server::Route() {
                   res.set_content(std::move(body), type.c_str());
                 });
   }
-  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", kText);
-  });
-  http_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = !deps_.ready || deps_.ready();
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ok\n" : "caches not synced yet\n", kText);
-  });
-  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(deps_.metrics->Text(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  base::AddOpsEndpoints(*http_, {.metrics = [this] { return deps_.metrics->Text(); },
+                                 .ready = deps_.ready,
+                                 .not_ready_reason = "caches not synced yet"});
   http_->Get("/debug/state", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(DebugState(), "application/json");
   });
-  const size_t limit = options_.max_body_bytes;
-  http_->set_error_handler(httplib::Server::HandlerWithResponse(
-      [limit](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        if (res.status == 413) {
-          res.set_content("request body exceeds the limit of " + std::to_string(limit) + " bytes\n",
-                          kText);
-        } else {
-          res.set_content("HTTP " + std::to_string(res.status) + "\n", kText);
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  // The boundary for exceptions: cpp-httplib (and allocation) may throw; our
-  // code does not. The worker answers 500 and lives on.
-  http_->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        spdlog::error("extender: {} {}: {}", req.method, req.path, what);
-        res.status = 500;
-        res.set_content("internal error: " + what + "\n", kText);
-      });
+  AnswerErrorsInText(*http_, options_.max_body_bytes);
 }
 
 void Server::HandleVerb(std::string_view verb, const std::string& body, int* status,

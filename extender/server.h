@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/http_serving.h"
 #include "extender/metrics.h"
 #include "extender/pipeline.h"
 #include "model/api_objects.h"
@@ -174,11 +175,9 @@ class Server {
   const ServerOptions options_;
   const ServerDeps deps_;
   std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
+  base::ListenThread listener_;  // after http_: stopped before the server goes
   int port_ = 0;
   int listen_fd_ = -1;  // the listening socket, seen by the socket options hook
-  std::atomic<bool> stopped_{false};
-  std::atomic<bool> listen_returned_{false};
 };
 
 // "/scheduler/" -> "/scheduler"; "" stays "". InvalidArgument unless it is

@@ -1,18 +1,19 @@
 #include "reconciler/app.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
 #include <utility>
 
+#include "base/ops_server.h"
+#include "base/signals.h"
 #include "kube/client/informer.h"
 #include "kube/client/kubeconfig.h"
-#include "kube/client/ops_server.h"
 #include "model/flags.h"
 #include "reconciler/gpu_fraction.h"
 #include "reconciler/queue_controller.h"
@@ -20,41 +21,22 @@
 namespace muster::reconciler {
 namespace {
 
-using Setter = FlagSetter<ReconcilerFlags>;
-
-// An integer flag in [min, max], stored where `field` says.
-template <typename T>
-Setter IntInto(std::string flag, int64_t min, int64_t max,
-               std::function<T&(ReconcilerFlags&)> field) {
-  return [flag = std::move(flag), min, max, field](const std::string& v, ReconcilerFlags& f) {
-    int64_t n = 0;
-    MUSTER_RETURN_IF_ERROR(ParseIntFlag(flag, v, min, max, &n));
-    field(f) = static_cast<T>(n);
-    return Status::Ok();
-  };
-}
-
-Setter StringInto(std::function<std::string&(ReconcilerFlags&)> field) {
-  return [field](const std::string& v, ReconcilerFlags& f) {
-    field(f) = v;
-    return Status::Ok();
-  };
-}
+using Flags = ReconcilerFlags;
 
 const FlagTable<ReconcilerFlags>& Setters() {
   static const auto* setters = new FlagTable<ReconcilerFlags>{
-      {"kubeconfig", StringInto([](ReconcilerFlags & f) -> auto& { return f.kubeconfig; })},
-      {"listen", StringInto([](ReconcilerFlags & f) -> auto& { return f.listen_address; })},
-      {"port", IntInto<int>(
-                   "port", 0, 65535, [](ReconcilerFlags & f) -> auto& { return f.port; })},
+      {"kubeconfig", StringInto<Flags>([](Flags & f) -> auto& { return f.kubeconfig; })},
+      {"listen", StringInto<Flags>([](Flags & f) -> auto& { return f.listen_address; })},
+      {"port", IntInto<Flags, int>(
+                   "port", 0, 65535, [](Flags & f) -> auto& { return f.port; })},
       {"kube-api-qps",
-       IntInto<double>(
-           "kube-api-qps", 1, 100000, [](ReconcilerFlags & f) -> auto& { return f.kube_api_qps; })},
-      {"kube-api-burst", IntInto<int>(
-                             "kube-api-burst", 1, 100000,
-                             [](ReconcilerFlags & f) -> auto& { return f.kube_api_burst; })},
+       IntInto<Flags, double>(
+           "kube-api-qps", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_qps; })},
+      {"kube-api-burst",
+       IntInto<Flags, int>(
+           "kube-api-burst", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_burst; })},
       {"scheduler-name",
-       StringInto([](ReconcilerFlags & f) -> auto& { return f.controller.default_scheduler; })},
+       StringInto<Flags>([](Flags & f) -> auto& { return f.controller.default_scheduler; })},
       {"gated-scheduler",
        [](const std::string& v, ReconcilerFlags& f) {
          // The first use replaces the default list.
@@ -63,9 +45,8 @@ const FlagTable<ReconcilerFlags>& Setters() {
          f.controller.pods.gated_schedulers.push_back(v);
          return Status::Ok();
        }},
-      {"workers",
-       IntInto<int>(
-           "workers", 1, 256, [](ReconcilerFlags & f) -> auto& { return f.controller.workers; })},
+      {"workers", IntInto<Flags, int>(
+                      "workers", 1, 256, [](Flags & f) -> auto& { return f.controller.workers; })},
       {"gpu-fraction-mode",
        [](const std::string& v, ReconcilerFlags& f) {
          GpuFractionMode& mode = f.controller.pods.gpu_fraction.mode;
@@ -74,17 +55,15 @@ const FlagTable<ReconcilerFlags>& Setters() {
          } else if (v == "vgpu") {
            mode = GpuFractionMode::kVgpu;
          } else {
-           return InvalidArgumentError("flag --gpu-fraction-mode: \"" + v +
-                                       "\" is not one of annotation, vgpu");
+           return FlagError("gpu-fraction-mode", "\"" + v + "\" is not one of annotation, vgpu");
          }
          return Status::Ok();
        }},
       // Up to 16 TiB of GPU memory per GPU: far above any GPU made.
       {"vgpu-gpu-memory-mib",
-       IntInto<int64_t>(
-           "vgpu-gpu-memory-mib", 1, int64_t{1} << 24, [](ReconcilerFlags & f) -> auto& {
-             return f.controller.pods.gpu_fraction.vgpu_gpu_memory_mib;
-           })},
+       IntInto<Flags, int64_t>(
+           "vgpu-gpu-memory-mib", 1, int64_t{1} << 24,
+           [](Flags & f) -> auto& { return f.controller.pods.gpu_fraction.vgpu_gpu_memory_mib; })},
   };
   return *setters;
 }
@@ -106,15 +85,13 @@ void PublishUndecodable(const JobController& jobs, const QueueController& queues
 
 // Publishes the jobs-by-phase and undecodable-objects gauges once a second
 // until a signal arrives.
-void ServeUntilSignal(const sigset_t& signals, JobController& controller,
+void ServeUntilSignal(const base::SignalWaiter& signals, JobController& controller,
                       const QueueController& queues, ReconcilerMetrics& metrics) {
   static constexpr std::string_view kPhases[] = {
       "Pending",    "Running",   "Restarting",  "Aborting",   "Aborted",
       "Completing", "Completed", "Terminating", "Terminated", "Failed"};
   for (;;) {
-    const timespec second{.tv_sec = 1, .tv_nsec = 0};
-    const int sig = sigtimedwait(&signals, nullptr, &second);
-    if (sig == SIGTERM || sig == SIGINT) {
+    if (const int sig = signals.Wait(std::chrono::seconds(1)); sig != 0) {
       spdlog::info("reconciler: signal {}, shutting down", sig);
       return;
     }
@@ -127,7 +104,7 @@ void ServeUntilSignal(const sigset_t& signals, JobController& controller,
   }
 }
 
-int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
+int Serve(const ReconcilerFlags& flags, const base::SignalWaiter& signals) {
   StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
   if (!config.ok()) {
     spdlog::error("reconciler: loading the client config: {}", config.status().ToString());
@@ -160,11 +137,11 @@ int Serve(const ReconcilerFlags& flags, const sigset_t& signals) {
   auto ready = [&controller, &queue_controller] {
     return controller.Synced() && queue_controller.Synced();
   };
-  kube::OpsServer ops({.metrics = [&metrics] { return metrics.Serialize(); },
+  base::OpsServer ops({.metrics = [&metrics] { return metrics.Serialize(); },
                        .ready = ready,
                        .not_ready_reason = "informers not synced"});
-  if (Status listening = ops.Start(flags.listen_address, flags.port); !listening.ok()) {
-    spdlog::error("reconciler: {}", listening.ToString());
+  if (std::string error; !ops.Start(flags.listen_address, flags.port, &error)) {
+    spdlog::error("reconciler: {}", UnavailableError(error).ToString());
     return 1;
   }
   queue_controller.Start();
@@ -227,11 +204,9 @@ int RunReconciler(const std::vector<std::string>& args) {
     std::fputs(ReconcilerUsage().c_str(), stdout);
     return 0;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // only the wait in this thread receives them.
+  const base::SignalWaiter signals;
   return Serve(*flags, signals);
 }
 

@@ -93,14 +93,14 @@ ClusterGpuMemory::ClusterGpuMemory(kube::Client* client)
 
 void ClusterGpuMemory::Count(const NodeGpuMemory& node, int delta) {
   if (node.largest_mib <= 0) return;
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   int64_t& nodes = nodes_by_mib_[node.largest_mib];
   nodes += delta;
   if (nodes <= 0) nodes_by_mib_.erase(node.largest_mib);
 }
 
 int64_t ClusterGpuMemory::LargestMib() const {
-  kube::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return nodes_by_mib_.empty() ? 0 : nodes_by_mib_.rbegin()->first;
 }
 

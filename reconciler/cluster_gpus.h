@@ -27,9 +27,9 @@
 #include <map>
 #include <string_view>
 
+#include "base/mutex.h"
 #include "kube/client/client.h"
 #include "kube/client/informer.h"
-#include "kube/client/mutex.h"
 #include "kube/codec/core_codec.h"
 #include "model/object_meta.h"
 #include "model/status.h"
@@ -79,7 +79,7 @@ class ClusterGpuMemory {
  private:
   void Count(const NodeGpuMemory& node, int delta) MUSTER_EXCLUDES(mu_);
 
-  mutable kube::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<int64_t, int64_t> nodes_by_mib_ MUSTER_GUARDED_BY(mu_);  // largest_mib > 0 -> nodes
   kube::Informer<NodeGpuMemory> nodes_;  // last: its handlers use the members above
 };

@@ -8,20 +8,28 @@
 //   - every object has a deterministic name (pods <job>-<task>-<i>, PodGroup
 //     <job>-<uid>, plugin objects <job>, <job>-svc, <job>-ssh), so a create
 //     repeated after a restart answers AlreadyExists and is ignored;
-//   - the status is written first, with the Job's resourceVersion as a
+//   - the writes of one plan go in this order (Apply): pods to kill marked
+//     volcano.sh/controller-out-of-sync; the plugin objects and the svc
+//     hosts ConfigMap (before the status that records them); the status;
+//     then the kills, the PodGroup, the pods, the Events and, past
+//     ttlSecondsAfterFinished, the Job's deletion. The status is written
+//     before anything that acts on it, with the Job's resourceVersion as a
 //     precondition, so a plan made from a stale Job fails (409) and is made
-//     again from a fresh GET instead of overwriting newer state;
-//   - pods to kill are marked volcano.sh/controller-out-of-sync before the
-//     status write: a marked pod raises no event again, and a sync deletes
-//     marked pods and live pods of an older job version;
+//     again from a fresh GET (up to 3 times in a sync) instead of
+//     overwriting newer state;
+//   - a marked pod raises no event again, and a sync deletes marked pods
+//     and live pods of an older job version;
 //   - a status change of the pod counters alone, and a new Job's first
-//     status, wait up to 2 s (controller.cc kStatusCoalesce) to be
-//     written together with what follows; phase, version and retry changes
-//     of a started Job, and whatever an action did, are written at once
-//     (lifecycle.h StatusWriteOf);
+//     status, wait until 2 s have passed since the Job's last status write
+//     (or since the first change held back) to be written together with
+//     what follows (status_writer.h StatusWriter::kCoalesce); phase,
+//     version and retry changes of a started Job, and whatever an action
+//     did, are written at once (lifecycle.h StatusWriteOf). A new Job's
+//     pods may therefore exist before its first status;
 //   - the job's state lives in the Job's status only; the controller keeps
 //     just short-lived "expectations" (creates and deletes not yet seen by
-//     the informers) so a sync racing its own writes does not repeat them.
+//     the informers, for at most 30 s) so a sync racing its own writes does
+//     not repeat them.
 //
 // A Job that fails validation (job_admission.h) creates nothing: its status
 // becomes Failed with reason InvalidSpec and the message naming the field,
@@ -37,7 +45,7 @@
 // (CheckGpuMemory) - checked once, as the queue is: a Job already admitted
 // keeps running whatever the nodes become. Other Jobs never wait for the
 // nodes (a reconciler without the nodes permission still runs them). A Job
-// still waiting after 10 s (controller.cc kNodesWaitBound) gets one Warning
+// still waiting after 10 s (controller_internal.h kNodesWaitBound) gets one Warning
 // Event, reason WaitingForNodes, saying why - the informer's last list error
 // ("listing nodes failed: ... HTTP 403 Forbidden ... (the reconciler's
 // ClusterRole needs list and watch on nodes)") - and is not failed: it is
@@ -73,22 +81,33 @@
 // hosts ConfigMap is rewritten (before the status records the new digest,
 // so a crash in between rewrites it again).
 //
-// Thread-safety: Start/Stop from one thread; everything else is internal.
+// Files: controller.cc (start, stop, the work queue), controller_informers.cc
+// (the handlers), controller_sync.cc (one Job's sync and snapshot),
+// controller_admission.cc (update rules, invalid and undecodable Jobs),
+// controller_writes.cc (the writes of a plan), status_writer.h (the status
+// writes and their coalescing window).
+//
+// Thread-safety: Start and Stop from one thread; Synced, JobsByPhase,
+// Undecodable, CachedJob and Submit from any thread. Inside, informer
+// handlers, `options.workers` sync workers and a timer thread share the
+// state below under one mutex, never held across an API call; one Job is
+// synced by one worker at a time.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "kube/client/client.h"
 #include "kube/client/informer.h"
 #include "model/clock.h"
@@ -101,6 +120,7 @@
 #include "reconciler/lifecycle.h"
 #include "reconciler/metrics.h"
 #include "reconciler/pod_builder.h"
+#include "reconciler/status_writer.h"
 
 namespace muster::reconciler {
 
@@ -128,7 +148,7 @@ class JobController {
   JobController& operator=(const JobController&) = delete;
 
   void Start();
-  void Stop();
+  void Stop() MUSTER_EXCLUDES(mu_);
   bool Synced() const;
   // Jobs by phase, for the metrics gauge (a Job that does not decode by
   // the phase its status holds).
@@ -142,19 +162,11 @@ class JobController {
   std::shared_ptr<const Job> CachedJob(const std::string& job_key) const {
     return jobs_.Get(job_key);
   }
-  void Submit(const std::string& job_key, Request request) { Enqueue(job_key, std::move(request)); }
+  void Submit(const std::string& job_key, Request request) MUSTER_EXCLUDES(mu_) {
+    Enqueue(job_key, std::move(request));
+  }
 
  private:
-  struct Work;
-  void Wire();
-  // The keys of the pods seen for the Job, a copy taken under mu_.
-  std::vector<std::string> PodKeysOf(const std::string& job_key);
-  void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
-                      const Pod* after);
-  void Enqueue(const std::string& job_key, Request request);
-  void EnqueueAt(const std::string& job_key, Request request, Time due);
-  void WorkerLoop();
-  void TimerLoop();
   // What the update rules make of a Job's spec (job_admission.h).
   struct SpecVerdict {
     enum class Kind {
@@ -167,50 +179,191 @@ class JobController {
     Status why;           // kRefused, kHold, kInvalid
     AcceptedSpec record;  // the accepted spec's digest, for the status
   };
-  // Judges `job` (defaulted) against its last accepted spec; for kRefused,
-  // replaces job->spec with it.
-  SpecVerdict JudgeSpec(Job* job);
-  SpecVerdict Accept(const Job& job);
-  // Prepares `job` for a sync: defaults, update rules. False: nothing to
-  // sync (invalid, or held; already reported).
-  bool Admit(Job* job, SpecVerdict* verdict);
-  // The Warning Event of a refused update, once per refusal.
-  void ReportRefused(const Job& job, const Status& why);
-  void Sync(const std::string& job_key, std::vector<Request> requests);
-  // `recorded` (may be null): set once the plan's status - the action's
-  // effect - is written (or needs no write); a failure before that leaves
-  // the request to be retried whole.
-  Status SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
-                  bool* conflict, bool* recorded = nullptr);
-  // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
-  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded = nullptr);
-  Status RewriteHostsConfigMap(const Job& job);
-  Status WriteStatus(const Job& job, const JobStatus& status);
-  // True when a counters-only status change may be written now; else `due`
-  // is when it may.
-  bool StatusWriteDue(const Job& job, Time* due);
+  // The spec last accepted (defaulted), as JudgeSpec saw it.
+  struct AcceptedJob {
+    std::string uid;
+    std::shared_ptr<const JobSpec> spec;  // shared: a sync copies the entry
+    AcceptedSpec record;
+    std::string refused;  // the refusal last reported (one Event each)
+  };
+  // A new Job asking GPU memory that waits for the nodes' first list
+  // (AdmitNew): since when this process saw it wait, and whether its
+  // WaitingForNodes Event was recorded.
+  struct NodesWait {
+    std::string uid;
+    Time since;
+    bool said = false;
+  };
+  // What this process remembers of one Job between its syncs, by job key.
+  // Erased when the Job is deleted; every field is also checked against
+  // the Job's uid where a Job re-created under the same name could be
+  // mistaken for its predecessor.
+  struct JobRecord {
+    // The Job as our last status write returned it, until the informer
+    // catches up (a sync acts on the newer of the two).
+    std::shared_ptr<const Job> written;
+    std::optional<AcceptedJob> accepted;
+    // Dropped once the nodes are listed and the Job is judged.
+    std::optional<NodesWait> nodes_wait;
+    // uid and message of the undecodable Job answered last: the answer is
+    // not written twice, even when the status cannot be read back. Cleared
+    // once the Job decodes again.
+    std::string undecodable_said;
+    // The uid of the Job once its first version's pods were all created
+    // (job-to-pods latency, observed once).
+    std::string pods_complete_uid;
+  };
+  // Expectations: writes done but not seen by the informers yet, so a sync
+  // racing its own writes does not repeat them. Registered before the
+  // write (the informer may deliver its event before the call returns),
+  // dropped when the informer shows the write, when the write fails, or
+  // after kExpectationTtl (the next sync trusts the informers again).
+  // Keyed by pod and PodGroup, not by Job: they outlive a deleted Job.
+  struct Expectations {
+    std::map<std::string, Time> created_pods;    // pod key -> when
+    std::map<std::string, Time> killed_pods;     // pod UID -> when
+    std::set<std::string> deleted_group_uids;    // PodGroups deleted, still cached
+    std::map<std::string, Time> created_groups;  // PodGroup key -> when
+    // Drops the timed expectations older than `ttl` at `now`.
+    void Expire(Time now, Duration ttl);
+  };
+  // What the expectations add to the informers' view of one Job (Snapshot).
+  struct ExpectedOfJob {
+    std::vector<std::string> pod_keys;  // pods seen with the Job's label
+    struct CreatedPod {
+      std::string key;
+      const std::string* task;  // into the Job's spec
+      int index;
+      Time when;
+    };
+    std::vector<CreatedPod> created;  // created, maybe not seen yet
+    bool group_deleted = false;       // the cached PodGroup is being deleted by us
+    bool group_created = false;       // created by us, maybe not seen yet
+  };
   struct PodRef {
     std::string name;
     std::string uid;
   };
-  void KillPods(const Job& job, const std::vector<PodRef>& pods);
-  // The first failure (all are tried; one Warning Event says how many).
-  Status CreatePods(const Job& job, const std::vector<PodSlot>& slots);
-  Status ApplyPodGroup(const Job& job, const Plan& plan);
-  Status EnsureJobObjects(const Job& job);
-  void RecordEvent(const Job& job, const JobEventRecord& event);
-  void RejectInvalid(const Job& job, const Status& why);
-  // The answer to a Job whose current version does not decode.
-  void AnswerUndecodable(const kube::UndecodableObject& job);
+
+  // The record of the Job `job_key`, or null when this process keeps none.
+  JobRecord* FindRecord(const std::string& job_key) MUSTER_REQUIRES(mu_);
+
+  // --- Informers (controller_informers.cc) ---------------------------------
+  void Wire() MUSTER_EXCLUDES(mu_);
+  void WireJobs() MUSTER_EXCLUDES(mu_);
+  void WirePods() MUSTER_EXCLUDES(mu_);
+  void WireGroups() MUSTER_EXCLUDES(mu_);
+  void OnJobAdded(const Job& job) MUSTER_EXCLUDES(mu_);
+  void OnJobDeleted(const Job& job) MUSTER_EXCLUDES(mu_);
+  // `before` null: an add; `after` null: a delete.
+  void OnPod(const Pod* before, const Pod* after) MUSTER_EXCLUDES(mu_);
+  void OnGroup(const PodGroup* before, const PodGroup* after) MUSTER_EXCLUDES(mu_);
+  // The keys of the pods seen for the Job, a copy taken under mu_.
+  std::vector<std::string> PodKeysOf(const std::string& job_key) MUSTER_EXCLUDES(mu_);
+  // The policy events of one pod change (PodChangeRequests), queued for its
+  // Job. REQUIRES: `job` is the pod's Job.
+  void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
+                      const Pod* after) MUSTER_EXCLUDES(mu_);
+
+  // --- Work queue (controller.cc) --------------------------------------------
+  void Enqueue(const std::string& job_key, Request request) MUSTER_EXCLUDES(mu_);
+  void EnqueueAt(const std::string& job_key, Request request, Time due) MUSTER_EXCLUDES(mu_);
+  void WorkerLoop() MUSTER_EXCLUDES(mu_);
+  // Waits for a job to sync and takes it with its requests; false once
+  // stopping.
+  bool TakeReady(std::string* job_key, std::vector<Request>* requests) MUSTER_EXCLUDES(mu_);
+  // The sync of `job_key` is over: hands it out again if requests came.
+  void FinishSync(const std::string& job_key) MUSTER_EXCLUDES(mu_);
+  void TimerLoop() MUSTER_EXCLUDES(mu_);
+  // Waits one tick; then `*now`, the requests due and expired expectations
+  // dropped. False once stopping.
+  bool NextTick(Time* now, std::vector<std::pair<std::string, Request>>* due) MUSTER_EXCLUDES(mu_);
+
+  // --- Sync (controller_sync.cc) ---------------------------------------------
+  void Sync(const std::string& job_key, std::vector<Request> requests) MUSTER_EXCLUDES(mu_);
+  // The Job as cached, or as our last status write returned it when that
+  // is newer; null when absent or being deleted.
+  std::shared_ptr<const Job> LatestJob(const std::string& job_key) MUSTER_EXCLUDES(mu_);
+  // The Job as our last status write returned it (null: none pending).
+  std::shared_ptr<const Job> WrittenJob(const std::string& job_key) MUSTER_EXCLUDES(mu_);
+  // Runs each request in turn on `job`; the sync's result for the metrics,
+  // or nullopt when the Job turned out not to be synced (not counted).
+  std::optional<std::string_view> RunRequests(const std::string& job_key, Job* job,
+                                              SpecVerdict* verdict,
+                                              const std::vector<Request>& requests)
+      MUSTER_EXCLUDES(mu_);
+  // SyncOnce, then, while the status precondition fails (409), again on a
+  // fresh GET of the Job, up to kConflictRetries times. `*s`: the outcome.
+  // False: the Job read again is not to be synced (invalid or held).
+  bool SyncRetryingConflicts(Job* job, SpecVerdict* verdict, const Request& request, Status* s,
+                             bool* recorded, std::string_view* result) MUSTER_EXCLUDES(mu_);
+  // `recorded` (may be null): set once the plan's status - the action's
+  // effect - is written (or needs no write); a failure before that leaves
+  // the request to be retried whole.
+  Status SyncOnce(const Job& job, const SpecVerdict& verdict, const Request& request,
+                  bool* conflict, bool* recorded = nullptr) MUSTER_EXCLUDES(mu_);
+  // Job-to-pods latency, once per Job: when every pod of version 0 exists.
+  void ObserveJobToPods(const Job& job, const JobSnapshot& snap, const Plan& plan, Time now)
+      MUSTER_EXCLUDES(mu_);
   JobSnapshot Snapshot(const Job& job, std::vector<std::shared_ptr<const Pod>>* pods,
-                       std::shared_ptr<const PodGroup>* pod_group);
+                       std::shared_ptr<const PodGroup>* pod_group) MUSTER_EXCLUDES(mu_);
+  ExpectedOfJob ExpectationsOf(const Job& job, const PodGroup* cached_group) MUSTER_EXCLUDES(mu_);
+  // Pods we deleted, as the informer will show them.
+  void ShowKills(std::vector<std::shared_ptr<const Pod>>* pods) MUSTER_EXCLUDES(mu_);
   std::string PodGroupKey(const Job& job) const;
   // Volcano's admission of a new Job by what the cluster has (its queue,
   // GPU memory). False: refused (reported) or put off (requeued).
-  bool AdmitNew(const Job& job);
+  bool AdmitNew(const Job& job) MUSTER_EXCLUDES(mu_);
   // Notes that `job` waits for the first list of nodes; past
   // kNodesWaitBound, its WaitingForNodes Event (once per Job).
-  void WaitForNodes(const Job& job);
+  void WaitForNodes(const Job& job) MUSTER_EXCLUDES(mu_);
+  // True (once) when the Job's wait has lasted past kNodesWaitBound.
+  bool NodesWaitToSay(const Job& job) MUSTER_EXCLUDES(mu_);
+
+  // --- Update rules (controller_admission.cc) --------------------------------
+  // Judges `job` (defaulted) against its last accepted spec; for kRefused,
+  // replaces job->spec with it.
+  SpecVerdict JudgeSpec(Job* job) MUSTER_EXCLUDES(mu_);
+  SpecVerdict Accept(const Job& job) MUSTER_EXCLUDES(mu_);
+  // The accepted spec of the Job in memory; one of an earlier Job of the
+  // same name is forgotten.
+  std::optional<AcceptedJob> AcceptedOf(const Job& job) MUSTER_EXCLUDES(mu_);
+  // Prepares `job` for a sync: defaults, update rules. False: nothing to
+  // sync (invalid, or held; already reported).
+  bool Admit(Job* job, SpecVerdict* verdict) MUSTER_EXCLUDES(mu_);
+  // The Warning Event of a refused update, once per refusal.
+  void ReportRefused(const Job& job, const Status& why) MUSTER_EXCLUDES(mu_);
+  void RejectInvalid(const Job& job, const Status& why) MUSTER_EXCLUDES(mu_);
+  // The answer to a Job whose current version does not decode.
+  void AnswerUndecodable(const kube::UndecodableObject& job) MUSTER_EXCLUDES(mu_);
+  bool UndecodableSaid(const std::string& job_key, const std::string& said) MUSTER_EXCLUDES(mu_);
+  void SetUndecodableSaid(const std::string& job_key, const std::string& said) MUSTER_EXCLUDES(mu_);
+
+  // --- Writes (controller_writes.cc) -----------------------------------------
+  // Order: kills marked, plugin objects, hosts ConfigMap, status, kills,
+  // PodGroup, pods, Events, the Job's deletion (controller.h).
+  // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
+  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded = nullptr)
+      MUSTER_EXCLUDES(mu_);
+  // The plan's kills not already expected, by UID.
+  std::vector<PodRef> PodsToKill(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  void MarkOutOfSync(const Job& job, const std::vector<PodRef>& pods) MUSTER_EXCLUDES(mu_);
+  // The plan's status now, or a sync at the end of the coalescing window.
+  Status WriteOrHoldStatus(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  Status WriteStatus(const Job& job, const JobStatus& status) MUSTER_EXCLUDES(mu_);
+  void KillPods(const Job& job, const std::vector<PodRef>& pods) MUSTER_EXCLUDES(mu_);
+  // The first failure (all are tried; one Warning Event says how many).
+  Status CreatePods(const Job& job, const std::vector<PodSlot>& slots) MUSTER_EXCLUDES(mu_);
+  // The slots whose pod is not expected already.
+  std::vector<PodSlot> PodsToCreate(const Job& job, const std::vector<PodSlot>& slots)
+      MUSTER_EXCLUDES(mu_);
+  Status ApplyPodGroup(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  Status CreatePodGroup(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  Status DeletePodGroup(const Job& job) MUSTER_EXCLUDES(mu_);
+  Status EnsureJobObjects(const Job& job) MUSTER_EXCLUDES(mu_);
+  Status RewriteHostsConfigMap(const Job& job) MUSTER_EXCLUDES(mu_);
+  Status DeleteFinishedJob(const Job& job) MUSTER_EXCLUDES(mu_);
+  void RecordEvent(const Job& job, const JobEventRecord& event) MUSTER_EXCLUDES(mu_);
 
   kube::Client* const client_;
   const Clock& clock_;
@@ -221,55 +374,29 @@ class JobController {
   kube::Informer<Pod> pods_;
   kube::Informer<PodGroup> groups_;
   ClusterGpuMemory gpu_memory_;
+  StatusWriter status_writer_;
 
-  mutable std::mutex mu_;
+  base::Mutex mu_;
   // Workers wait on `work_cv_` for `ready_`, the timer on `timer_cv_` for
-  // stopping_ only: with one condition variable a notify_one meant for a
+  // stopping_ only: with one condition variable a Signal meant for a
   // worker could wake the timer instead and be lost, leaving a Job in
   // `ready_` with every worker asleep until another Job's event.
-  std::condition_variable work_cv_;
-  std::condition_variable timer_cv_;
-  bool stopping_ = false;
+  base::CondVar work_cv_;
+  base::CondVar timer_cv_;
+  bool stopping_ MUSTER_GUARDED_BY(mu_) = false;
   // Requests waiting per job; `ready_` holds each waiting key once, in
   // arrival order; a key being synced is in `busy_` and not handed out again.
-  std::map<std::string, std::vector<Request>> waiting_;
-  std::deque<std::string> ready_;
-  std::set<std::string> busy_;
-  std::multimap<Time, std::pair<std::string, Request>> timers_;
-  // job key -> pod keys, kept by the pod informer's handlers.
-  std::map<std::string, std::set<std::string>> pods_by_job_;
-  // Expectations: writes done but not seen by the informers yet.
-  std::map<std::string, Time> created_pods_;    // pod key -> when
-  std::map<std::string, Time> killed_pods_;     // pod UID -> when
-  std::set<std::string> deleted_group_uids_;    // PodGroups deleted, still cached
-  std::map<std::string, Time> created_groups_;  // PodGroup key -> when
-  // The Job as our last status write returned it, until the informer catches up.
-  std::map<std::string, std::shared_ptr<const Job>> written_jobs_;
-  // job key -> our last status write (counters-only writes are coalesced).
-  std::map<std::string, Time> status_written_at_;
-  // Jobs whose first version's pods were all created (job-to-pods latency).
-  std::set<std::string> pods_complete_;
-  // job key -> the spec last accepted (defaulted), as JudgeSpec saw it.
-  struct AcceptedJob {
-    std::string uid;
-    std::shared_ptr<const JobSpec> spec;  // shared: a sync copies the entry
-    AcceptedSpec record;
-    std::string refused;  // the refusal last reported (one Event each)
-  };
-  std::map<std::string, AcceptedJob> accepted_;
-  // job key -> a new Job asking GPU memory that waits for the nodes' first
-  // list (AdmitNew): since when this process saw it wait, and whether its
-  // WaitingForNodes Event was recorded. Dropped once the nodes are listed
-  // and it is judged, or the Job is deleted.
-  struct NodesWait {
-    std::string uid;
-    Time since;
-    bool said = false;
-  };
-  std::map<std::string, NodesWait> nodes_waits_;
-  // job key -> uid and message of the undecodable Job answered last: the
-  // answer is not written twice, even when the status cannot be read back.
-  std::map<std::string, std::string> undecodable_said_;
+  std::map<std::string, std::vector<Request>> waiting_ MUSTER_GUARDED_BY(mu_);
+  std::deque<std::string> ready_ MUSTER_GUARDED_BY(mu_);
+  std::set<std::string> busy_ MUSTER_GUARDED_BY(mu_);
+  // Requests due later (retries, policy timeouts, rechecks, coalesced
+  // status writes), moved into the queue by the timer.
+  std::multimap<Time, std::pair<std::string, Request>> timers_ MUSTER_GUARDED_BY(mu_);
+  // job key -> pod keys, kept by the pod informer's handlers (pods outlive
+  // their Job, so this is not in JobRecord).
+  std::map<std::string, std::set<std::string>> pods_by_job_ MUSTER_GUARDED_BY(mu_);
+  Expectations expected_ MUSTER_GUARDED_BY(mu_);
+  std::map<std::string, JobRecord> records_ MUSTER_GUARDED_BY(mu_);  // job key -> record
 
   std::vector<std::thread> workers_;
   std::thread timer_;

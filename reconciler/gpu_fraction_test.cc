@@ -84,8 +84,23 @@ struct RefusalCase {
   std::string want;  // the whole message; "" = valid
 };
 
-TEST(GpuFractionAdmissionTest, RefusalsNameTheField) {
-  const std::vector<RefusalCase> cases = {
+// Each case's job through ValidateJob: valid, or refused with exactly `want`.
+void ExpectRefusals(const std::vector<RefusalCase>& cases) {
+  for (const RefusalCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Status status = ValidateJob(MustDecode(c.job));
+    if (c.want.empty()) {
+      EXPECT_EQ(status, Status::Ok());
+    } else {
+      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+      EXPECT_EQ(status.message(), c.want);
+    }
+  }
+}
+
+// Shares of one GPU, whole GPUs and vGPUs a pod may ask.
+TEST(GpuFractionAdmissionTest, AcceptedAsks) {
+  ExpectRefusals({
       {"a half in limits", TemplateJob(Asking(R"({"limits":{"nvidia.com/gpu":0.5}})")), ""},
       {"a half in limits and requests",
        TemplateJob(
@@ -101,6 +116,12 @@ TEST(GpuFractionAdmissionTest, RefusalsNameTheField) {
                    R"([{"name":"i","resources":{"limits":{"nvidia.com/gpu":1}}}])"),
        ""},
       {"vGPU resources", TemplateJob(Asking(R"({"limits":{"volcano.sh/vgpu-number":1}})")), ""},
+  });
+}
+
+// A share of one GPU that is not one.
+TEST(GpuFractionAdmissionTest, RefusalsNameTheFieldOfAShare) {
+  ExpectRefusals({
       {"three decimals", TemplateJob(Asking(R"({"limits":{"nvidia.com/gpu":0.333}})")),
        kC0 + ".resources.limits[nvidia.com/gpu]: 0.333 nvidia.com/gpu: a share of one GPU has at "
              "most two decimals"},
@@ -128,6 +149,12 @@ TEST(GpuFractionAdmissionTest, RefusalsNameTheField) {
                    R"({"name":"b","resources":{"limits":{"nvidia.com/gpu":0.5}}}])"),
        "spec.tasks[0].template.spec.containers: the containers' shares add up to 1 GPU: a pod "
        "shares one GPU"},
+  });
+}
+
+// A share beside other GPU asks, and vGPU and annotation values.
+TEST(GpuFractionAdmissionTest, RefusalsNameTheFieldOfMixedAsks) {
+  ExpectRefusals({
       {"a share beside whole GPUs",
        TemplateJob(R"([{"name":"a","resources":{"limits":{"nvidia.com/gpu":0.5}}},)"
                    R"({"name":"b","resources":{"limits":{"nvidia.com/gpu":1}}}])"),
@@ -163,17 +190,7 @@ TEST(GpuFractionAdmissionTest, RefusalsNameTheField) {
        TemplateJob(Asking("{}"), "", R"({"annotations":{"muster.io/gpu-fraction":"1.5"}})"),
        "spec.tasks[0].template.metadata.annotations[muster.io/gpu-fraction]: \"1.5\": a share of "
        "one GPU must be above 0 and below 1"},
-  };
-  for (const RefusalCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    const Status status = ValidateJob(MustDecode(c.job));
-    if (c.want.empty()) {
-      EXPECT_EQ(status, Status::Ok());
-    } else {
-      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-      EXPECT_EQ(status.message(), c.want);
-    }
-  }
+  });
 }
 
 TEST(GpuFractionAdmissionTest, TheFieldOfALaterTask) {

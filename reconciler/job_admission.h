@@ -1,19 +1,13 @@
 // Volcano Job admission without a webhook: the defaults Volcano's mutating
 // webhook applies on CREATE and the create-time validation rules that need
-// no API call (reference volcano.md §1.5, §1.6). The reconciler applies both
+// no API call (pkg/webhooks/admission/jobs/mutate and validate). The reconciler applies both
 // before it acts on a job, so a job muster cannot run faithfully is refused
 // with one clear message instead of half-working.
 //
 // Rules that need the API (the queue exists, is Open and is a leaf) and the
 // full Kubernetes PodTemplate validation are not here.
 //
-// On UPDATE (ValidateJobUpdate), Volcano's update rules
-// (pkg/webhooks/admission/jobs/validate/admit_job.go validateJobUpdate): no
-// task is added or removed, only minAvailable, priorityClassName,
-// tasks[*].replicas and tasks[*].minAvailable change, and the create-time
-// checks hold for the new spec. The controller keeps the last accepted spec
-// of each Job (AcceptedSpec, written into its status) and does not act on a
-// spec that breaks them.
+// On UPDATE, Volcano's update rules: job_update.h (included here).
 //
 // Where muster departs from Volcano:
 //   - RestartPartition and the plugins ray and hcclrank are refused: muster
@@ -22,12 +16,7 @@
 //     exitCode policy);
 //   - a task's maxRetry below -1 is refused (-1 means unlimited);
 //   - the pod-name length check uses the largest replica index (Volcano
-//     passes the task's position by mistake);
-//   - an update is compared after WithDefaults (Volcano compares the stored
-//     objects: an update that writes out a default is a change to it), and
-//     every create-time rule holds again for the new spec (Volcano re-checks
-//     the counts only), so a scale that makes a pod name too long is
-//     refused; partitionPolicy, which muster does not model, is not compared.
+//     passes the task's position by mistake).
 //
 // Pure and thread-compatible: no I/O, no clock, no shared state.
 #pragma once
@@ -41,6 +30,7 @@
 
 #include "model/job.h"
 #include "model/status.h"
+#include "reconciler/job_update.h"
 
 namespace muster::reconciler {
 
@@ -61,7 +51,7 @@ bool IsDns1123Label(std::string_view s);
 // RFC 1123 subdomain: dot-separated labels, at most 253 characters.
 bool IsDns1123Subdomain(std::string_view s);
 
-// The job with Volcano's webhook defaults filled in (§1.5): queue "default",
+// The job with Volcano's webhook defaults filled in: queue "default",
 // schedulerName `default_scheduler` when empty, maxRetry 3 when 0; per task
 // name "default<i>" when empty, minAvailable = replicas when unset, maxRetry 3
 // when unset or 0; job minAvailable = sum of task minAvailable when 0;
@@ -83,53 +73,5 @@ Job WithDefaults(Job job, std::string_view default_scheduler = "volcano");
 // controller has already turned into a volumeClaimName no longer passes
 // (both are set), as in Volcano, which checks on CREATE only.
 Status ValidateJob(const Job& job);
-
-// --- Updates -----------------------------------------------------------------
-
-// What an update may change, as every refusal says it.
-inline constexpr std::string_view kMutableSpecFields =
-    "only minAvailable, priorityClassName, tasks[*].replicas and tasks[*].minAvailable may";
-
-// The digest of an accepted spec, small enough for the Job's status: the
-// generation it was accepted at, its number of tasks, a 64-bit FNV-1a hash of
-// every field an update may not change (keyed by its JSON path, e.g.
-// "spec.tasks[0].template", in the codec's field order; the value hashed is
-// the field's compact JSON as kube/codec encodes the defaulted spec, so a
-// field muster does not model - partitionPolicy - is not in it), and a hash
-// of the svc plugin's hosts ConfigMap data (0 without svc) so the controller
-// knows when to rewrite it.
-struct AcceptedSpec {
-  int64_t generation = 0;
-  int32_t tasks = 0;
-  std::vector<std::pair<std::string, uint64_t>> fields;
-  uint64_t svc_hosts = 0;
-  friend bool operator==(const AcceptedSpec&, const AcceptedSpec&) = default;
-};
-
-// The status.controlledResources key the controller records the accepted
-// spec under (EncodeAcceptedSpec), as Volcano's controller records the
-// objects it made there ("plugin-svc": "svc").
-inline constexpr std::string_view kAcceptedSpecKey = "muster.io/accepted-spec";
-
-// REQUIRES: `job` defaulted (WithDefaults).
-AcceptedSpec AcceptedSpecOf(const Job& job);
-// One line: "v1 g=<generation> n=<tasks> h=<svc hosts hex> <path>=<hex> ...".
-std::string EncodeAcceptedSpec(const AcceptedSpec& accepted);
-// nullopt for anything EncodeAcceptedSpec did not write (another format
-// version included: the caller then takes the current spec as accepted).
-std::optional<AcceptedSpec> DecodeAcceptedSpec(std::string_view text);
-
-// Ok, or InvalidArgument naming the first field the update breaks:
-//   spec.tasks: job updates may not add or remove tasks (the job has 2, the update 3)
-//   spec.tasks[0].template: may not change after creation; only minAvailable,
-//     priorityClassName, tasks[*].replicas and tasks[*].minAvailable may
-// then the create-time rules of ValidateJob on `new_job` (minAvailable >= 0,
-// task minAvailable <= replicas, job minAvailable <= all replicas, ...).
-// Fields are compared after WithDefaults: a default written out, or left
-// out, is no change. REQUIRES: both defaulted (WithDefaults).
-Status ValidateJobUpdate(const Job& old_job, const Job& new_job);
-// The same against the digest of the old spec (a hash collision, 2^-64 per
-// field, would let a change pass).
-Status ValidateJobUpdate(const AcceptedSpec& old_spec, const Job& new_job);
 
 }  // namespace muster::reconciler

@@ -10,21 +10,13 @@
 #include <vector>
 
 #include "kube/codec/volcano_codec.h"
+#include "reconciler/testing/job_fixtures.h"
 
 namespace muster::reconciler {
 namespace {
 
-Job Decode(std::string_view json) {
-  StatusOr<Job> job = kube::DecodeJob(json);
-  EXPECT_TRUE(job.ok()) << job.status() << "\n" << json;
-  return job.ok() ? *job : Job{};
-}
-
-// A Job named `name` in namespace "ns" with the given spec (JSON).
-std::string JobJson(std::string_view name, std::string_view spec) {
-  return R"({"metadata":{"name":")" + std::string(name) + R"(","namespace":"ns"},"spec":)" +
-         std::string(spec) + "}";
-}
+using fixtures::DecodeJobAsWritten;
+using fixtures::JobJson;
 
 std::string ReadTestdata(std::string_view file) {
   std::ifstream in(std::string(MUSTER_TESTDATA_DIR) + "/" + std::string(file));
@@ -75,72 +67,73 @@ TEST(JobAdmissionTest, Dns1123Names) {
 // ---------------------------------------------------------------------------
 // Defaults.
 
-TEST(JobAdmissionTest, WithDefaults) {
-  struct Case {
-    std::string desc;
-    std::string spec;
-    std::string want;
-  };
-  const std::vector<Case> cases = {
-      {"everything unset", R"({"tasks":[{"replicas":2},{"replicas":3}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":5,
+// WithDefaults: the spec as written, and as defaulted.
+struct DefaultsCase {
+  std::string_view desc;
+  std::string_view spec;
+  std::string_view want;
+};
+constexpr DefaultsCase kDefaultsCases[] = {
+    {"everything unset", R"({"tasks":[{"replicas":2},{"replicas":3}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":5,
            "tasks":[{"name":"default0","replicas":2,"minAvailable":2,"maxRetry":3},
                     {"name":"default1","replicas":3,"minAvailable":3,"maxRetry":3}]})"},
-      {"user values kept",
-       R"({"queue":"q","schedulerName":"other","maxRetry":1,"minAvailable":1,
+    {"user values kept",
+     R"({"queue":"q","schedulerName":"other","maxRetry":1,"minAvailable":1,
            "tasks":[{"name":"w","replicas":3,"minAvailable":1,"maxRetry":5}]})",
-       R"({"queue":"q","schedulerName":"other","maxRetry":1,"minAvailable":1,
+     R"({"queue":"q","schedulerName":"other","maxRetry":1,"minAvailable":1,
            "tasks":[{"name":"w","replicas":3,"minAvailable":1,"maxRetry":5}]})"},
-      {"job minAvailable sums task minAvailable, not replicas",
-       R"({"tasks":[{"name":"a","replicas":4,"minAvailable":1},{"name":"b","replicas":2}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":3,
+    {"job minAvailable sums task minAvailable, not replicas",
+     R"({"tasks":[{"name":"a","replicas":4,"minAvailable":1},{"name":"b","replicas":2}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":3,
            "tasks":[{"name":"a","replicas":4,"minAvailable":1,"maxRetry":3},
                     {"name":"b","replicas":2,"minAvailable":2,"maxRetry":3}]})"},
-      {"task maxRetry 0 becomes 3, -1 (unlimited) stays",
-       R"({"tasks":[{"name":"a","replicas":1,"maxRetry":0},{"name":"b","replicas":1,"maxRetry":-1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":2,
+    {"task maxRetry 0 becomes 3, -1 (unlimited) stays",
+     R"({"tasks":[{"name":"a","replicas":1,"maxRetry":0},{"name":"b","replicas":1,"maxRetry":-1}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":2,
            "tasks":[{"name":"a","replicas":1,"minAvailable":1,"maxRetry":3},
                     {"name":"b","replicas":1,"minAvailable":1,"maxRetry":-1}]})"},
-      {"explicit task minAvailable 0 sums to job minAvailable 0",
-       R"({"tasks":[{"name":"a","replicas":2,"minAvailable":0}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":0,
+    {"explicit task minAvailable 0 sums to job minAvailable 0",
+     R"({"tasks":[{"name":"a","replicas":2,"minAvailable":0}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":0,
            "tasks":[{"name":"a","replicas":2,"minAvailable":0,"maxRetry":3}]})"},
-      {"mpi brings svc and ssh; user svc args kept",
-       R"({"plugins":{"mpi":["--port=2222"],"svc":["--disable-network-policy"]},
+    {"mpi brings svc and ssh; user svc args kept",
+     R"({"plugins":{"mpi":["--port=2222"],"svc":["--disable-network-policy"]},
            "tasks":[{"name":"master","replicas":1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "plugins":{"mpi":["--port=2222"],"ssh":[],"svc":["--disable-network-policy"]},
            "tasks":[{"name":"master","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
-      {"pytorch brings svc",
-       R"({"plugins":{"pytorch":[]},"tasks":[{"name":"master","replicas":1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+    {"pytorch brings svc", R"({"plugins":{"pytorch":[]},"tasks":[{"name":"master","replicas":1}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "plugins":{"pytorch":[],"svc":[]},
            "tasks":[{"name":"master","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
-      {"tensorflow brings svc, env brings nothing",
-       R"({"plugins":{"env":[],"tensorflow":[]},"tasks":[{"name":"ps","replicas":1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+    {"tensorflow brings svc, env brings nothing",
+     R"({"plugins":{"env":[],"tensorflow":[]},"tasks":[{"name":"ps","replicas":1}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "plugins":{"env":[],"svc":[],"tensorflow":[]},
            "tasks":[{"name":"ps","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
-      {"ray brings svc (Volcano's webhook: mutate_job.go)",
-       R"({"plugins":{"ray":[]},"tasks":[{"name":"head","replicas":1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+    {"ray brings svc (Volcano's webhook: mutate_job.go)",
+     R"({"plugins":{"ray":[]},"tasks":[{"name":"head","replicas":1}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "plugins":{"ray":[],"svc":[]},
            "tasks":[{"name":"head","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
-      {"networkTopology mode defaults to hard",
-       R"({"networkTopology":{"highestTierAllowed":1},"tasks":[{"name":"a","replicas":1}]})",
-       R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
+    {"networkTopology mode defaults to hard",
+     R"({"networkTopology":{"highestTierAllowed":1},"tasks":[{"name":"a","replicas":1}]})",
+     R"({"queue":"default","schedulerName":"volcano","maxRetry":3,"minAvailable":1,
            "networkTopology":{"mode":"hard","highestTierAllowed":1},
            "tasks":[{"name":"a","replicas":1,"minAvailable":1,"maxRetry":3}]})"},
-  };
-  for (const Case& c : cases) {
+};
+
+TEST(JobAdmissionTest, WithDefaults) {
+  for (const DefaultsCase& c : kDefaultsCases) {
     SCOPED_TRACE(c.desc);
-    const Job got = WithDefaults(Decode(JobJson("j", c.spec)));
-    EXPECT_EQ(kube::EncodeJob(got), kube::EncodeJob(Decode(JobJson("j", c.want))));
+    const Job got = WithDefaults(DecodeJobAsWritten(JobJson("j", c.spec)));
+    EXPECT_EQ(kube::EncodeJob(got), kube::EncodeJob(DecodeJobAsWritten(JobJson("j", c.want))));
   }
 }
 
 TEST(JobAdmissionTest, WithDefaultsUsesTheGivenSchedulerName) {
-  const Job job = Decode(JobJson("j", R"({"tasks":[{"name":"a","replicas":1}]})"));
+  const Job job = DecodeJobAsWritten(JobJson("j", R"({"tasks":[{"name":"a","replicas":1}]})"));
   EXPECT_EQ(WithDefaults(job, "muster").spec.scheduler_name, "muster");
   EXPECT_EQ(WithDefaults(job).spec.scheduler_name, "volcano");
 }
@@ -148,13 +141,13 @@ TEST(JobAdmissionTest, WithDefaultsUsesTheGivenSchedulerName) {
 TEST(JobAdmissionTest, WithDefaultsIsIdempotent) {
   for (std::string_view file : kExamples) {
     SCOPED_TRACE(file);
-    const Job once = WithDefaults(Decode(ReadTestdata(file)));
+    const Job once = WithDefaults(DecodeJobAsWritten(ReadTestdata(file)));
     EXPECT_EQ(kube::EncodeJob(WithDefaults(once)), kube::EncodeJob(once));
   }
 }
 
 TEST(JobAdmissionTest, WithDefaultsOnTheMpiExample) {
-  const Job job = WithDefaults(Decode(ReadTestdata("admission_mpi.json")));
+  const Job job = WithDefaults(DecodeJobAsWritten(ReadTestdata("admission_mpi.json")));
   EXPECT_EQ(job.spec.plugins.size(), 3u);
   EXPECT_TRUE(job.spec.plugins.contains("ssh"));
   EXPECT_TRUE(job.spec.plugins.contains("svc"));
@@ -168,7 +161,7 @@ TEST(JobAdmissionTest, WithDefaultsOnTheMpiExample) {
 TEST(JobAdmissionTest, VolcanoExamplesPass) {
   for (std::string_view file : kExamples) {
     SCOPED_TRACE(file);
-    EXPECT_EQ(ValidateJob(WithDefaults(Decode(ReadTestdata(file)))), Status::Ok());
+    EXPECT_EQ(ValidateJob(WithDefaults(DecodeJobAsWritten(ReadTestdata(file)))), Status::Ok());
   }
 }
 
@@ -179,7 +172,7 @@ TEST(JobAdmissionTest, EveryKnownEventAndActionPasses) {
                                R"(","action":")" + std::string(action) +
                                R"("}],"tasks":[{"name":"a","replicas":1}]})";
       SCOPED_TRACE(spec);
-      EXPECT_EQ(ValidateJob(WithDefaults(Decode(JobJson("j", spec)))), Status::Ok());
+      EXPECT_EQ(ValidateJob(WithDefaults(DecodeJobAsWritten(JobJson("j", spec)))), Status::Ok());
     }
   }
 }
@@ -191,7 +184,7 @@ TEST(JobAdmissionTest, EverySupportedPluginPasses) {
         R"({"plugins":{")" + std::string(plugin) +
         R"(":[]},"tasks":[{"name":"master","replicas":1},{"name":"head","replicas":1}]})";
     SCOPED_TRACE(spec);
-    EXPECT_EQ(ValidateJob(WithDefaults(Decode(JobJson("j", spec)))), Status::Ok());
+    EXPECT_EQ(ValidateJob(WithDefaults(DecodeJobAsWritten(JobJson("j", spec)))), Status::Ok());
   }
 }
 
@@ -205,7 +198,7 @@ struct ValidateCase {
 void RunValidateCases(const std::vector<ValidateCase>& cases) {
   for (const ValidateCase& c : cases) {
     SCOPED_TRACE(c.desc);
-    const Status status = ValidateJob(WithDefaults(Decode(JobJson(c.name, c.spec))));
+    const Status status = ValidateJob(WithDefaults(DecodeJobAsWritten(JobJson(c.name, c.spec))));
     if (c.want.empty()) {
       EXPECT_EQ(status, Status::Ok());
       continue;
@@ -336,74 +329,91 @@ TEST(JobAdmissionTest, TopologyPolicy) {
   });
 }
 
-TEST(JobAdmissionTest, Policies) {
-  auto job_policies = [](std::string_view policies) {
-    return WithOneTask(R"("policies":)" + std::string(policies));
-  };
+// A job with one task and the job policies `policies` (a JSON array).
+std::string JobPolicies(std::string_view policies) {
+  return WithOneTask(R"("policies":)" + std::string(policies));
+}
+
+TEST(JobAdmissionTest, PolicyEventsAndExitCodes) {
   RunValidateCases({
       {"event and exitCode", "j",
-       job_policies(R"([{"event":"PodFailed","exitCode":1,"action":"RestartJob"}])"),
+       JobPolicies(R"([{"event":"PodFailed","exitCode":1,"action":"RestartJob"}])"),
        "spec.policies[0]: set event/events or exitCode, not both"},
       {"events and exitCode", "j",
-       job_policies(R"([{"events":["PodFailed"],"exitCode":1,"action":"RestartJob"}])"),
+       JobPolicies(R"([{"events":["PodFailed"],"exitCode":1,"action":"RestartJob"}])"),
        "spec.policies[0]: set event/events or exitCode, not both"},
-      {"neither event nor exitCode", "j", job_policies(R"([{"action":"RestartJob"}])"),
+      {"neither event nor exitCode", "j", JobPolicies(R"([{"action":"RestartJob"}])"),
        "spec.policies[0]: one of event, events or exitCode is required"},
-      {"exitCode 0", "j", job_policies(R"([{"exitCode":0,"action":"RestartJob"}])"),
+      {"exitCode 0", "j", JobPolicies(R"([{"exitCode":0,"action":"RestartJob"}])"),
        "spec.policies[0].exitCode: 0 is not a failure (exitCode must be non-zero)"},
-      {"exitCode policy", "j", job_policies(R"([{"exitCode":137,"action":"RestartPod"}])"), ""},
+      {"exitCode policy", "j", JobPolicies(R"([{"exitCode":137,"action":"RestartPod"}])"), ""},
       {"duplicate exitCode", "j",
-       job_policies(
+       JobPolicies(
            R"([{"exitCode":137,"action":"RestartPod"},{"exitCode":137,"action":"AbortJob"}])"),
        "spec.policies[1].exitCode: duplicate exitCode 137 (already handled by "
        "spec.policies[0].exitCode)"},
       {"duplicate event across policies", "j",
-       job_policies(
+       JobPolicies(
            R"([{"event":"PodFailed","action":"RestartJob"},{"event":"PodFailed","action":"AbortJob"}])"),
        R"(spec.policies[1].event: duplicate event "PodFailed" (already handled by )"
        R"(spec.policies[0].event)"},
       {"duplicate event through events", "j",
-       job_policies(R"([{"events":["PodEvicted"],"action":"RestartJob"},
+       JobPolicies(R"([{"events":["PodEvicted"],"action":"RestartJob"},
                         {"events":["PodFailed","PodEvicted"],"action":"AbortJob"}])"),
        R"(spec.policies[1].events[1]: duplicate event "PodEvicted")"},
       {"same event in event and events of one policy is merged", "j",
-       job_policies(R"([{"event":"PodFailed","events":["PodFailed"],"action":"RestartJob"}])"), ""},
+       JobPolicies(R"([{"event":"PodFailed","events":["PodFailed"],"action":"RestartJob"}])"), ""},
       {"several events in one policy", "j",
-       job_policies(R"([{"events":["PodFailed","PodEvicted"],"action":"RestartJob"}])"), ""},
+       JobPolicies(R"([{"events":["PodFailed","PodEvicted"],"action":"RestartJob"}])"), ""},
+  });
+}
+
+TEST(JobAdmissionTest, PolicyWildcardAndUnknownEvents) {
+  RunValidateCases({
       {"event after *", "j",
-       job_policies(
+       JobPolicies(
            R"([{"event":"*","action":"RestartJob"},{"event":"PodFailed","action":"AbortJob"}])"),
        R"(spec.policies[1].event: event "PodFailed" conflicts with "*" at spec.policies[0].event)"},
       {"* after event", "j",
-       job_policies(
+       JobPolicies(
            R"([{"event":"PodFailed","action":"RestartJob"},{"event":"*","action":"AbortJob"}])"),
        R"(spec.policies[1].event: event "*" conflicts with "PodFailed" at spec.policies[0].event)"},
       {"* with another event in one policy", "j",
-       job_policies(R"([{"events":["*","TaskFailed"],"action":"RestartJob"}])"),
+       JobPolicies(R"([{"events":["*","TaskFailed"],"action":"RestartJob"}])"),
        R"(spec.policies[0].events[1]: event "TaskFailed" conflicts with "*")"},
       {"* beside an exitCode policy", "j",
-       job_policies(R"([{"event":"*","action":"RestartJob"},{"exitCode":3,"action":"AbortJob"}])"),
+       JobPolicies(R"([{"event":"*","action":"RestartJob"},{"exitCode":3,"action":"AbortJob"}])"),
        ""},
-      {"unknown event", "j", job_policies(R"([{"event":"PodCrashed","action":"RestartJob"}])"),
+      {"unknown event", "j", JobPolicies(R"([{"event":"PodCrashed","action":"RestartJob"}])"),
        R"(spec.policies[0].event: unknown event "PodCrashed" (known: *, PodFailed, PodEvicted, )"
        R"(PodPending, Unknown, TaskCompleted, TaskFailed, JobUpdated))"},
-      {"internal event", "j", job_policies(R"([{"event":"OutOfSync","action":"RestartJob"}])"),
+      {"internal event", "j", JobPolicies(R"([{"event":"OutOfSync","action":"RestartJob"}])"),
        R"(spec.policies[0].event: event "OutOfSync" is internal to the job controller)"},
-      {"empty event in events", "j", job_policies(R"([{"events":[""],"action":"RestartJob"}])"),
+      {"empty event in events", "j", JobPolicies(R"([{"events":[""],"action":"RestartJob"}])"),
        R"(spec.policies[0].events[0]: unknown event "")"},
-      {"unknown action", "j", job_policies(R"([{"event":"PodFailed","action":"Reboot"}])"),
+  });
+}
+
+TEST(JobAdmissionTest, PolicyActions) {
+  RunValidateCases({
+      {"unknown action", "j", JobPolicies(R"([{"event":"PodFailed","action":"Reboot"}])"),
        R"(spec.policies[0].action: unknown action "Reboot" (known: AbortJob, RestartJob, )"
        R"(RestartTask, RestartPod, TerminateJob, CompleteJob, ResumeJob))"},
       {"RestartPartition", "j",
-       job_policies(R"([{"event":"PodFailed","action":"RestartPartition"}])"),
+       JobPolicies(R"([{"event":"PodFailed","action":"RestartPartition"}])"),
        R"(spec.policies[0].action: action "RestartPartition" is not supported by muster)"},
-      {"internal action", "j", job_policies(R"([{"event":"PodFailed","action":"SyncJob"}])"),
+      {"internal action", "j", JobPolicies(R"([{"event":"PodFailed","action":"SyncJob"}])"),
        R"(spec.policies[0].action: action "SyncJob" is internal to the controllers)"},
-      {"missing action", "j", job_policies(R"([{"event":"PodFailed"}])"),
+      {"missing action", "j", JobPolicies(R"([{"event":"PodFailed"}])"),
        "spec.policies[0].action: required (known: AbortJob"},
       {"action of an exitCode policy is checked", "j",
-       job_policies(R"([{"exitCode":1,"action":"Reboot"}])"),
+       JobPolicies(R"([{"exitCode":1,"action":"Reboot"}])"),
        R"(spec.policies[0].action: unknown action "Reboot")"},
+  });
+}
+
+TEST(JobAdmissionTest, TaskPolicies) {
+  RunValidateCases({
       {"task-level policy", "j",
        R"({"tasks":[{"name":"a","replicas":1,"policies":[
            {"event":"PodFailed","action":"RestartPod"},{"event":"TaskFailed","action":"Reboot"}]}]})",
@@ -518,187 +528,28 @@ TEST(JobAdmissionTest, Volumes) {
 TEST(JobAdmissionTest, ExamplesBrokenOneWay) {
   // Each fixture stays valid except for one edit, so a rule firing on a
   // realistic job is seen with its full message.
-  Job mpi = WithDefaults(Decode(ReadTestdata("admission_mpi.json")));
+  Job mpi = WithDefaults(DecodeJobAsWritten(ReadTestdata("admission_mpi.json")));
   mpi.spec.plugins["mpi"] = {"--master=launcher"};
   EXPECT_EQ(ValidateJob(mpi).message(),
             R"(spec.plugins.mpi: master task "launcher" (--master) does not exist (tasks: )"
             R"(mpimaster, mpiworker))");
 
-  Job ctr = WithDefaults(Decode(ReadTestdata("admission_ctr.json")));
+  Job ctr = WithDefaults(DecodeJobAsWritten(ReadTestdata("admission_ctr.json")));
   ctr.spec.min_available = 5;
   EXPECT_EQ(ValidateJob(ctr).message(),
             "spec.minAvailable: 5 is more than the 4 replicas of all tasks");
 
-  Job tf = WithDefaults(Decode(ReadTestdata("admission_tensorflow.json")));
+  Job tf = WithDefaults(DecodeJobAsWritten(ReadTestdata("admission_tensorflow.json")));
   tf.spec.tasks[1].name = "ps";
   EXPECT_EQ(ValidateJob(tf).message(),
             R"(spec.tasks[1].name: duplicate task name "ps" (task names must be unique))");
 }
 
 TEST(JobAdmissionTest, WithoutDefaultsAnUnnamedTaskIsInvalid) {
-  const Job job = Decode(JobJson("j", R"({"queue":"q","tasks":[{"replicas":1}]})"));
+  const Job job = DecodeJobAsWritten(JobJson("j", R"({"queue":"q","tasks":[{"replicas":1}]})"));
   EXPECT_EQ(ValidateJob(job).message(),
             R"(spec.tasks[0].name: "" is not a DNS-1123 label (lowercase letters, digits and '-', )"
             R"(starting and ending with a letter or digit, at most 63 characters))");
-}
-
-// ---------------------------------------------------------------------------
-// Updates: Volcano's validateJobUpdate
-// (pkg/webhooks/admission/jobs/validate/admit_job.go) is the origin of every
-// rule below - no task added or removed, nothing but minAvailable,
-// priorityClassName, tasks[*].replicas and tasks[*].minAvailable changed, and
-// the create-time range checks re-applied to the new spec.
-
-// A Job that sets every spec field muster models.
-constexpr std::string_view kUpdateBase =
-    R"({"minAvailable":2,"queue":"q","schedulerName":"volcano","maxRetry":5,"minSuccess":2,)"
-    R"("ttlSecondsAfterFinished":60,"priorityClassName":"low","runningEstimate":"2h",)"
-    R"("networkTopology":{"mode":"soft","highestTierAllowed":2},)"
-    R"("plugins":{"svc":[],"env":[]},)"
-    R"("policies":[{"event":"PodEvicted","action":"RestartJob"}],)"
-    R"("volumes":[{"mountPath":"/data","volumeClaimName":"pvc"}],)"
-    R"("tasks":[{"name":"ps","replicas":1,)"
-    R"("template":{"spec":{"containers":[{"name":"c","image":"img:1"}]}}},)"
-    R"({"name":"worker","replicas":2,"minAvailable":2,"maxRetry":4,"topologyPolicy":"none",)"
-    R"("policies":[{"event":"TaskCompleted","action":"CompleteJob"}],"dependsOn":{"name":["ps"]},)"
-    R"("template":{"spec":{"containers":[{"name":"c","image":"img:2"}]}}}]})";
-
-// kUpdateBase with the first `from` replaced by `to`.
-std::string EditedBase(std::string_view from, std::string_view to) {
-  std::string spec(kUpdateBase);
-  const size_t at = spec.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) spec.replace(at, from.size(), to);
-  return spec;
-}
-
-constexpr std::string_view kFrozen =
-    ": may not change after creation; only minAvailable, priorityClassName, tasks[*].replicas "
-    "and tasks[*].minAvailable may";
-
-TEST(JobAdmissionTest, ValidateJobUpdate) {
-  struct Case {
-    std::string desc;
-    std::string from, to;  // the edit of kUpdateBase that makes the new spec
-    std::string want;      // "" = allowed, else the whole message
-  };
-  const std::string frozen(kFrozen);
-  const std::vector<Case> cases = {
-      // What may change.
-      {"scale a task up", R"("replicas":2,"minAvailable":2)", R"("replicas":5,"minAvailable":2)",
-       ""},
-      {"scale a task down", R"("replicas":2,"minAvailable":2)", R"("replicas":1,"minAvailable":1)",
-       ""},
-      {"scale below the job's minAvailable", R"("replicas":2,"minAvailable":2)",
-       R"("replicas":0,"minAvailable":0)",
-       "spec.minAvailable: 2 is more than the 1 replicas of all tasks"},
-      {"task minAvailable", R"("replicas":2,"minAvailable":2)", R"("replicas":2,"minAvailable":1)",
-       ""},
-      {"job minAvailable", R"("minAvailable":2,"queue")", R"("minAvailable":3,"queue")", ""},
-      {"priorityClassName", R"("priorityClassName":"low")", R"("priorityClassName":"high")", ""},
-      {"nothing", "", "", ""},
-      // A default written out, or left out, is no change.
-      {"task maxRetry 0 is the default 3", R"("name":"ps","replicas":1,)",
-       R"("name":"ps","replicas":1,"maxRetry":3,)", ""},
-      // What may not.
-      {"add a task", R"(]}}}]})", R"(]}}},{"name":"extra","replicas":1}]})",
-       "spec.tasks: job updates may not add or remove tasks (the job has 2, the update 3)"},
-      {"remove a task",
-       R"({"name":"ps","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"img:1"}]}}},)",
-       "", "spec.tasks: job updates may not add or remove tasks (the job has 2, the update 1)"},
-      {"rename a task", R"("name":"ps","replicas")", R"("name":"pserver","replicas")",
-       "spec.tasks[0].name" + frozen},
-      {"task template (image)", R"("image":"img:1")", R"("image":"img:9")",
-       "spec.tasks[0].template" + frozen},
-      {"task maxRetry", R"("maxRetry":4)", R"("maxRetry":7)", "spec.tasks[1].maxRetry" + frozen},
-      {"task topologyPolicy", R"("topologyPolicy":"none")", R"("topologyPolicy":"best-effort")",
-       "spec.tasks[1].topologyPolicy" + frozen},
-      {"task policies", R"("action":"CompleteJob")", R"("action":"AbortJob")",
-       "spec.tasks[1].policies" + frozen},
-      {"task dependsOn dropped", R"(,"dependsOn":{"name":["ps"]})", "",
-       "spec.tasks[1].dependsOn" + frozen},
-      {"queue", R"("queue":"q")", R"("queue":"other")", "spec.queue" + frozen},
-      {"queue back to the default", R"("queue":"q",)", "", "spec.queue" + frozen},
-      {"schedulerName", R"("schedulerName":"volcano")", R"("schedulerName":"other")",
-       "spec.schedulerName" + frozen},
-      {"maxRetry", R"("maxRetry":5)", R"("maxRetry":6)", "spec.maxRetry" + frozen},
-      {"minSuccess", R"("minSuccess":2)", R"("minSuccess":1)", "spec.minSuccess" + frozen},
-      {"ttlSecondsAfterFinished added later is a change too", R"("ttlSecondsAfterFinished":60,)",
-       "", "spec.ttlSecondsAfterFinished" + frozen},
-      {"runningEstimate", R"("runningEstimate":"2h")", R"("runningEstimate":"3h")",
-       "spec.runningEstimate" + frozen},
-      {"networkTopology", R"("highestTierAllowed":2)", R"("highestTierAllowed":1)",
-       "spec.networkTopology" + frozen},
-      {"plugins", R"("env":[])", R"("ssh":[])", "spec.plugins" + frozen},
-      {"job policies", R"("action":"RestartJob")", R"("action":"AbortJob")",
-       "spec.policies" + frozen},
-      {"volumes", R"("mountPath":"/data")", R"("mountPath":"/scratch")", "spec.volumes" + frozen},
-      // The create-time range checks, again.
-      {"task minAvailable above its replicas", R"("replicas":2,"minAvailable":2)",
-       R"("replicas":2,"minAvailable":3)",
-       "spec.tasks[1].minAvailable: 3 is more than the 2 replicas of the task"},
-      {"job minAvailable above all replicas", R"("minAvailable":2,"queue")",
-       R"("minAvailable":4,"queue")",
-       "spec.minAvailable: 4 is more than the 3 replicas of all tasks"},
-      {"negative replicas", R"("replicas":2,"minAvailable":2)", R"("replicas":-1,"minAvailable":0)",
-       "spec.tasks[1].replicas: -1 must be >= 0"},
-      {"negative minAvailable", R"("minAvailable":2,"queue")", R"("minAvailable":-1,"queue")",
-       "spec.minAvailable: -1 must be >= 0"},
-  };
-  const Job old_job = WithDefaults(Decode(JobJson("j", kUpdateBase)));
-  ASSERT_EQ(ValidateJob(old_job), Status::Ok());
-  // The digest, through its text: what a restarted reconciler compares with.
-  const std::optional<AcceptedSpec> digest =
-      DecodeAcceptedSpec(EncodeAcceptedSpec(AcceptedSpecOf(old_job)));
-  ASSERT_TRUE(digest.has_value());
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.desc);
-    const Job new_job = WithDefaults(Decode(JobJson("j", EditedBase(c.from, c.to))));
-    for (const Status& got :
-         {ValidateJobUpdate(old_job, new_job), ValidateJobUpdate(*digest, new_job)}) {
-      if (c.want.empty()) {
-        EXPECT_EQ(got, Status::Ok());
-      } else {
-        EXPECT_EQ(got.code(), StatusCode::kInvalidArgument) << got;
-        EXPECT_EQ(got.message(), c.want);
-      }
-    }
-  }
-}
-
-TEST(JobAdmissionTest, ValidateJobUpdateComparesDefaultedSpecs) {
-  // Volcano's webhook stores the defaults at create; muster applies them on
-  // every sync: an update that writes out what the default was is no change.
-  const Job old_job =
-      WithDefaults(Decode(JobJson("j", R"({"plugins":{"mpi":[]},"tasks":[{"replicas":1,)"
-                                       R"("name":"master"},{"replicas":2}]})")));
-  const Job new_job = WithDefaults(
-      Decode(JobJson("j", R"({"queue":"default","maxRetry":3,"plugins":{"mpi":[],"ssh":[],)"
-                          R"("svc":[]},"tasks":[{"replicas":1,"name":"master","maxRetry":3},)"
-                          R"({"replicas":4,"name":"default1"}]})")));
-  EXPECT_EQ(ValidateJobUpdate(old_job, new_job), Status::Ok());
-}
-
-TEST(JobAdmissionTest, AcceptedSpecText) {
-  const Job job = WithDefaults(Decode(JobJson("j", kUpdateBase)));
-  AcceptedSpec accepted = AcceptedSpecOf(job);
-  accepted.generation = 7;
-  const std::string text = EncodeAcceptedSpec(accepted);
-  EXPECT_EQ(text.rfind("v1 g=7 n=2 h=", 0), 0u) << text;
-  EXPECT_NE(text.find(" spec.tasks[0].template="), std::string::npos) << text;
-  EXPECT_EQ(text.find("spec.tasks[0].replicas"), std::string::npos) << text;  // mutable
-  EXPECT_EQ(text.find("spec.priorityClassName"), std::string::npos) << text;
-  EXPECT_NE(accepted.svc_hosts, 0u);  // the job has svc
-  EXPECT_EQ(DecodeAcceptedSpec(text), accepted);
-  // Replicas are not frozen, but the hosts of svc follow them.
-  Job scaled = job;
-  scaled.spec.tasks[1].replicas = 3;
-  EXPECT_EQ(AcceptedSpecOf(scaled).fields, accepted.fields);
-  EXPECT_NE(AcceptedSpecOf(scaled).svc_hosts, accepted.svc_hosts);
-  for (std::string_view bad : {"", "v2 g=7 n=2 h=0", "v1 g=x n=2 h=0", "v1 g=1 n=2",
-                               "v1 g=1 n=2 h=0 spec.queue", "v1 n=2 g=1 h=0"}) {
-    EXPECT_EQ(DecodeAcceptedSpec(bad), std::nullopt) << bad;
-  }
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "reconciler/lifecycle.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -72,14 +71,6 @@ struct Run {
     if (killed.insert(pod.meta.name).second) plan.kill_pods.push_back(pod.meta.name);
   }
 };
-
-// Container and init container restarts of a pod.
-int32_t Restarts(const Pod& pod) {
-  int32_t n = 0;
-  for (const ContainerStatus& c : pod.status.container_statuses) n += c.restart_count;
-  for (const ContainerStatus& c : pod.status.init_container_statuses) n += c.restart_count;
-  return n;
-}
 
 const Pod* FindPod(const JobSnapshot& snap, std::string_view name) {
   for (const Pod* pod : snap.pods) {
@@ -561,104 +552,6 @@ PodGroup DesiredPodGroup(const Job& job) {
   }
   pg.spec.min_resources = min_resources;
   return pg;
-}
-
-std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
-                                       const TaskPods& task_pods) {
-  const Pod* pod = after != nullptr ? after : before;
-  std::vector<Request> out;
-  if (pod == nullptr || pod->meta.annotations.count(std::string(kOutOfSyncKey))) {
-    out.push_back(Request{});
-    return out;
-  }
-  Request base;
-  int index = 0;
-  PodTaskAndIndex(*pod, &base.task, &index);
-  base.pod = pod->meta.name;
-  base.pod_uid = pod->meta.uid;
-  base.pod_version = PodVersion(*pod);
-  auto raise = [&](std::string_view event) {
-    Request r = base;
-    r.event = std::string(event);
-    out.push_back(std::move(r));
-  };
-  const std::string old_phase = before == nullptr ? "" : before->status.phase;
-  bool deleting_now = after == nullptr
-                          ? !before->meta.deletion_timestamp.has_value()
-                          : after->meta.deletion_timestamp.has_value() &&
-                                (before == nullptr || !before->meta.deletion_timestamp.has_value());
-  if (deleting_now) {
-    // Also an add: a pod first seen while someone else deletes it (after a
-    // restart of the reconciler) was evicted meanwhile.
-    raise(kPodEvicted);
-    return out;
-  }
-  if (after == nullptr) {
-    out.push_back(Request{});  // gone after a deletion already seen
-    return out;
-  }
-  const std::string& phase = after->status.phase;
-  if (phase != old_phase || before == nullptr) {
-    if (phase.empty() || phase == "Pending") raise(kPodPendingEvent);
-    if (phase == "Failed") {
-      Request r = base;
-      r.event = std::string(kPodFailed);
-      for (const ContainerStatus& c : after->status.container_statuses) {
-        r.exit_code = c.exit_code;
-        break;
-      }
-      out.push_back(std::move(r));
-    }
-    if (phase == "Succeeded") {
-      const TaskSpec* task = FindTask(job, base.task);
-      int32_t done = 0;
-      if (task != nullptr) {
-        for (const Pod* p : task_pods()) done += p->status.phase == "Succeeded";
-      }
-      if (task != nullptr && done >= task->replicas) raise(kTaskCompleted);
-    }
-  }
-  const TaskSpec* task = FindTask(job, base.task);
-  const bool restarted = Restarts(*after) > (before == nullptr ? 0 : Restarts(*before));
-  if (restarted && task != nullptr && task->max_retry.value_or(3) != -1) {
-    int32_t restarts = 0;
-    for (const Pod* p : task_pods()) {
-      if (p->status.phase == "Running" || p->status.phase == "Pending") restarts += Restarts(*p);
-    }
-    int32_t limit = task->max_retry.value_or(3) == 0 ? 3 : task->max_retry.value_or(3);
-    if (restarts >= limit) raise(kTaskFailed);
-  }
-  if (out.empty()) out.push_back(Request{});
-  return out;
-}
-
-bool PodTaskAndIndex(const Pod& pod, std::string* task, int* index) {
-  auto find = [&](std::string_view key) -> const std::string* {
-    auto a = pod.meta.annotations.find(std::string(key));
-    if (a != pod.meta.annotations.end()) return &a->second;
-    auto l = pod.meta.labels.find(std::string(key));
-    return l != pod.meta.labels.end() ? &l->second : nullptr;
-  };
-  const std::string* t = find(kTaskSpecKey);
-  if (t == nullptr) return false;
-  *task = *t;
-  const std::string* i = find(kTaskIndexKey);
-  std::string_view digits = i != nullptr ? std::string_view(*i) : std::string_view(pod.meta.name);
-  if (i == nullptr) {
-    size_t dash = digits.rfind('-');
-    digits = dash == std::string_view::npos ? "" : digits.substr(dash + 1);
-  }
-  *index = 0;
-  std::from_chars(digits.data(), digits.data() + digits.size(), *index);
-  return true;
-}
-
-int32_t PodVersion(const Pod& pod) {
-  auto it = pod.meta.annotations.find(std::string(kJobVersionKey));
-  if (it == pod.meta.annotations.end()) return 0;
-  int32_t version = 0;
-  std::from_chars(it->second.data(), it->second.data() + it->second.size(), version);
-  return version;
 }
 
 }  // namespace muster::reconciler

@@ -4,7 +4,8 @@
 // write, the Kubernetes Events to record. The controller (controller.h) does
 // the I/O; nothing here reads a clock or the API.
 //
-// What it reproduces (reference volcano.md §1.7-§1.10, §2.2, §2.3):
+// What it reproduces (Volcano's pkg/controllers/job/: job_controller_handler.go,
+// job_controller_actions.go, state/):
 //   - policy resolution: task policies, then job policies, first match wins;
 //     requests from pods of an older job version are plain syncs;
 //   - Volcano's state machine (Pending, Running, Restarting, Aborting,
@@ -25,6 +26,10 @@
 //     and the deletes they would otherwise pass for the new version);
 //   - PodEvicted is raised for a deletion by someone else only; Volcano
 //     also raises PodFailed for the same eviction (its issue #5885).
+//
+// Implemented in lifecycle.cc (policy resolution, the state machine, the
+// PodGroup) and pod_changes.cc (what a pod change raises, what a pod says of
+// its task, index and version).
 //
 // Thread-compatible; every function is pure.
 #pragma once
@@ -135,7 +140,7 @@ struct Plan {
 };
 
 // The policy (action, timeout) for `request`: explicit action, then the
-// event's task policies, then the job's; kSync when none matches (§1.9).
+// event's task policies, then the job's; kSync when none matches.
 struct ResolvedAction {
   std::string action;
   std::optional<Duration> timeout;
@@ -159,7 +164,7 @@ enum class StatusWrite {
 };
 StatusWrite StatusWriteOf(const Job& job, const Plan& plan);
 
-// The PodGroup a job asks for (§2.3): name <job>-<uid>, minMember,
+// The PodGroup a job asks for: name <job>-<uid>, minMember,
 // minTaskMember, queue, priorityClassName, minResources, networkTopology,
 // owner reference, the job's labels and annotations.
 PodGroup DesiredPodGroup(const Job& job);
@@ -168,7 +173,7 @@ PodGroup DesiredPodGroup(const Job& job);
 // depends on them (TaskCompleted, TaskFailed).
 using TaskPods = std::function<std::vector<const Pod*>()>;
 
-// The requests a pod change raises (§1.7). `before` is null for an add,
+// The requests a pod change raises. `before` is null for an add,
 // `after` null for a delete. `task_pods` is called only when the pod turned
 // Succeeded or its container restarts rose (the pod informer calls this for
 // every event, and the task's pods are a walk over the job).

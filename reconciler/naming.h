@@ -1,5 +1,5 @@
-// Volcano's names for what the reconciler creates (reference volcano.md §2,
-// §3, §9): users' images and scripts depend on them, so every one is spelled
+// Volcano's names for what the reconciler creates (pkg/controllers/job: helpers/,
+// plugins/): users' images and scripts depend on them, so every one is spelled
 // here once and nowhere else.
 #pragma once
 

@@ -13,11 +13,13 @@
 #include "model/quantity.h"
 #include "reconciler/naming.h"
 #include "reconciler/plugins.h"
+#include "reconciler/pod_json.h"
 
 namespace muster::reconciler {
 namespace {
 
-using pod_json::AddEnv;
+using pod_json::AddEnvValue;
+using pod_json::AddEnvValueFrom;
 using pod_json::AddVolume;
 using pod_json::AddVolumeMount;
 using pod_json::ArrayMember;
@@ -297,16 +299,8 @@ void AddShareEnv(Value& container, int32_t share, PodAllocator& a) {
   field.AddMember("fieldPath",
                   Str("metadata.annotations['" + std::string(kVisibleDevicesAnnotation) + "']", a),
                   a);
-  Value from(rapidjson::kObjectType);
-  from.AddMember("fieldRef", std::move(field), a);
-  Value devices(rapidjson::kObjectType);
-  devices.AddMember("name", Str(kVisibleDevicesEnv, a), a);
-  devices.AddMember("valueFrom", std::move(from), a);
-  AddEnv(container, std::move(devices), a);
-  Value fraction(rapidjson::kObjectType);
-  fraction.AddMember("name", Str(kGpuFractionEnv, a), a);
-  fraction.AddMember("value", Str(FormatResourceQuantity(kNvidiaGpu, share), a), a);
-  AddEnv(container, std::move(fraction), a);
+  AddEnvValueFrom(container, kVisibleDevicesEnv, "fieldRef", std::move(field), a);
+  AddEnvValue(container, kGpuFractionEnv, FormatResourceQuantity(kNvidiaGpu, share), a);
 }
 
 // The template's shares of one GPU, as the pod carries them (gpu_fraction.h).

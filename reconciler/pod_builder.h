@@ -1,5 +1,5 @@
 // One pod of a Volcano Job, built as Volcano's job controller builds it
-// (reference volcano.md §2.1, §3): the task's PodTemplateSpec verbatim, the
+// (pkg/controllers/job: createJobPod, plugins/): the task's PodTemplateSpec verbatim, the
 // identity the scheduler, the lifecycle and users' scripts rely on, the job's
 // volumes, then every plugin's OnPodCreate (plugins.h).
 //

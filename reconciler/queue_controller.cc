@@ -95,9 +95,7 @@ void QueueController::Wire() {
              std::lock_guard lock(mu_);
              refused_.erase(c.meta.uid);
            }});
-  auto sync = [this](const std::string& queue) {
-    Add({.command = false, .key = queue, .action = std::string(kSyncQueue)});
-  };
+  auto sync = [this](const std::string& queue) { AddQueueSync(queue); };
   queues_.AddHandlers({.on_add = [sync](const Queue& q) { sync(q.meta.name); },
                        .on_update =
                            [this, sync](const Queue& before, const Queue& after) {
@@ -117,36 +115,41 @@ void QueueController::Wire() {
                              std::lock_guard lock(mu_);
                              written_.erase(q.meta.name);
                            }});
-  auto on_group = [this, sync](const PodGroup* before, const PodGroup* after) {
-    const PodGroup& pg = after != nullptr ? *after : *before;
-    const std::string key = pg.meta.Key();
-    const std::string queue = QueueOf(pg);
-    std::string moved_from;
-    {
-      std::lock_guard lock(mu_);
-      auto it = queue_of_group_.find(key);
-      if (it != queue_of_group_.end() && (after == nullptr || it->second != queue)) {
-        moved_from = it->second;
-        groups_by_queue_[it->second].erase(key);
-        if (groups_by_queue_[it->second].empty()) groups_by_queue_.erase(it->second);
-        queue_of_group_.erase(it);
-      }
-      if (after != nullptr) {
-        groups_by_queue_[queue].insert(key);
-        queue_of_group_[key] = queue;
-      }
-    }
-    if (!moved_from.empty() && moved_from != queue) sync(moved_from);
-    const bool changed = before == nullptr || after == nullptr ||
-                         before->status.phase != after->status.phase ||
-                         before->meta.deletion_timestamp != after->meta.deletion_timestamp ||
-                         QueueOf(*before) != queue;
-    if (changed) sync(queue);
-  };
   groups_.AddHandlers(
-      {.on_add = [on_group](const PodGroup& g) { on_group(nullptr, &g); },
-       .on_update = [on_group](const PodGroup& a, const PodGroup& b) { on_group(&a, &b); },
-       .on_delete = [on_group](const PodGroup& g) { on_group(&g, nullptr); }});
+      {.on_add = [this](const PodGroup& g) { OnPodGroupChange(nullptr, &g); },
+       .on_update = [this](const PodGroup& a, const PodGroup& b) { OnPodGroupChange(&a, &b); },
+       .on_delete = [this](const PodGroup& g) { OnPodGroupChange(&g, nullptr); }});
+}
+
+void QueueController::AddQueueSync(const std::string& queue) {
+  Add({.command = false, .key = queue, .action = std::string(kSyncQueue)});
+}
+
+void QueueController::OnPodGroupChange(const PodGroup* before, const PodGroup* after) {
+  const PodGroup& pg = after != nullptr ? *after : *before;
+  const std::string key = pg.meta.Key();
+  const std::string queue = QueueOf(pg);
+  std::string moved_from;
+  {
+    std::lock_guard lock(mu_);
+    auto it = queue_of_group_.find(key);
+    if (it != queue_of_group_.end() && (after == nullptr || it->second != queue)) {
+      moved_from = it->second;
+      groups_by_queue_[it->second].erase(key);
+      if (groups_by_queue_[it->second].empty()) groups_by_queue_.erase(it->second);
+      queue_of_group_.erase(it);
+    }
+    if (after != nullptr) {
+      groups_by_queue_[queue].insert(key);
+      queue_of_group_[key] = queue;
+    }
+  }
+  if (!moved_from.empty() && moved_from != queue) AddQueueSync(moved_from);
+  const bool changed = before == nullptr || after == nullptr ||
+                       before->status.phase != after->status.phase ||
+                       before->meta.deletion_timestamp != after->meta.deletion_timestamp ||
+                       QueueOf(*before) != queue;
+  if (changed) AddQueueSync(queue);
 }
 
 void QueueController::Start() {

@@ -93,6 +93,12 @@ class QueueController {
     std::string action;  // queues: kSyncQueue, kOpenQueue, kCloseQueue
   };
   void Wire();
+  // A PodGroup added (`before` null), changed or deleted (`after` null):
+  // moves it between the queues' indexes and asks a sync of the queue it
+  // left and of its queue when its phase, deletion or queue changed.
+  void OnPodGroupChange(const PodGroup* before, const PodGroup* after);
+  // Asks a kSyncQueue of `queue`.
+  void AddQueueSync(const std::string& queue);
   void Add(Item item);
   void AddAt(Item item, Time due);
   void WorkerLoop();

@@ -1,4 +1,4 @@
-// The SSH key pair of a job's ssh plugin (reference volcano.md §3.3): the one
+// The SSH key pair of a job's ssh plugin (pkg/controllers/job/plugins/ssh): the one
 // non-pure piece of the expansion, because a fresh key needs randomness.
 //
 // The formats are Volcano's byte for byte, so images that read

@@ -31,7 +31,7 @@ for q in default root; do
 done
 expect_eq "queue default parent" "$(field queue/default '{.spec.parent}')" root
 
-# --- Volcano Job: the volcano.md 1.3 example, unchanged -----------------------------
+# --- Volcano Job: a TensorFlow ps/worker job with policies, unchanged ---------------
 k apply -f "$E2E_FIXTURES/volcano-job.yaml" >/dev/null || fail "the Volcano example Job did not apply"
 pass "fixtures/volcano-job.yaml applied"
 expect_eq "tf-job minAvailable" "$(field job.batch.volcano.sh/tf-job '{.spec.minAvailable}')" 3

@@ -65,220 +65,23 @@ dominant target is the largest of its per-resource targets (the share of the
 cluster), its dominant share the largest of allocation / capacity. Every
 deviation and band is in % of the cluster.
 """
-
 import argparse
-import calendar
 import collections
 import json
-import os
-import random
-import re
 import sys
-import time
-import urllib.parse
 
-import gang_report as gr  # same directory: recorder, pod log replay, workload objects
+import gang_analysis  # same directory: the pod log replay and its figures
+import gang_report as gr  # same directory: write_outcome
+from harness import figures
+from harness.figures import jain, mean
+from harness.recording import read_log
+# The workload and driver, re-exported: the tests and main use them as queue_report.X.
+from queue_driver import (CPU, GPU, MAX_GANG, MESSAGE, RESOURCES, Backlog, Driver, epoch,  # noqa: F401
+                          gang_objects, gang_sequence, needs_more, parse_weights, queues_list, request)
 
-GPU = gr.GPU
-CPU = "cpu"
-RESOURCES = (CPU, GPU)
-REASON = "GangReclaimed"
-MESSAGE = re.compile(r"^reclaimed by queue (\S+) for gang ([^/\s]+)/(\S+)$")
-MAX_GANG = 0.04  # of the cluster, in the gang's dominant resource
 # How much older than its eviction muster's view of a victim's queue may be:
 # the gang controller's pass works on a snapshot of its watch cache.
 SNAPSHOT_AGE = 1.0
-TICK = 2.0  # s between top-ups
-
-
-# --- workload ----------------------------------------------------------------------
-
-
-def parse_weights(text):
-    out = {}
-    for part in text.split(","):
-        name, _, w = part.partition("=")
-        out[name.strip()] = int(w)
-    return out
-
-
-def queues_list(weights):
-    items = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": q},
-              "spec": {"weight": w, "reclaimable": True}} for q, w in weights.items()]
-    return {"apiVersion": "v1", "kind": "List", "items": items}
-
-
-def millicores(q):
-    q = str(q)
-    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
-
-
-def gang_sequence(seed, queue, capacity):
-    """The endless, seeded sequence of a queue's gangs: dicts with pods, gpus
-    and cpu (millicores) per pod, and work seconds. Every gang asks for at
-    most MAX_GANG of the cluster in its dominant resource."""
-    rng = random.Random(f"{seed}/{queue}")
-    max_gpus = int(MAX_GANG * capacity[GPU])
-    max_cpu = MAX_GANG * capacity[CPU]
-    while True:
-        pods = rng.randint(2, 4)
-        if rng.random() < 0.75:
-            gpus = rng.choice([g for g in (1, 2) if pods * g <= max_gpus] or [1])
-            cpu = 2000
-        else:
-            gpus = 0
-            cpu = min(8000, int(max_cpu / pods) // 1000 * 1000)
-        yield {"pods": pods, "gpus": gpus, "cpu": cpu, "work": rng.randint(15, 40)}
-
-
-def gang_objects(name, queue, gang, scheduler, gated):
-    """The PodGroup and pods of one gang (gang_report's shapes)."""
-    items = [gr.pod_group(name, gang["pods"], queue=queue)]
-    items += [gr.gang_pod(name, i, gang["gpus"], gang["pods"], scheduler, gang["work"], gated=gated,
-                          cpu=f"{gang['cpu']}m") for i in range(gang["pods"])]
-    return items
-
-
-def request(gang):
-    """A gang's total request per resource."""
-    return {CPU: gang["pods"] * gang["cpu"], GPU: gang["pods"] * gang["gpus"]}
-
-
-class Backlog:
-    """The driver's view of its pods: which are still pending (created, not
-    bound, not ended), from the recorder's lines."""
-
-    def __init__(self):
-        self.gangs = {}  # name -> gang record
-        self.pending = {}  # pod name -> gang name
-
-    def add(self, rec):
-        self.gangs[rec["name"]] = rec
-        for i in range(rec["pods"]):
-            self.pending[f"{rec['name']}-{i}"] = rec["name"]
-
-    def on_pod(self, rec):
-        if rec["node"] or rec["ev"] == "DELETED" or rec["phase"] in gr.TERMINAL or rec["terminating"]:
-            self.pending.pop(rec["name"], None)
-
-    def demand(self, queues):
-        out = {q: dict.fromkeys(RESOURCES, 0) for q in queues}
-        for gang in self.pending.values():
-            g = self.gangs[gang]
-            if g["queue"] in out:
-                out[g["queue"]][CPU] += g["cpu"]
-                out[g["queue"]][GPU] += g["gpus"]
-        return out
-
-
-def needs_more(pending, capacity):
-    return any(pending[r] < capacity[r] for r in RESOURCES)
-
-
-class Driver:
-    def __init__(self, args):
-        self.args = args
-        self.api = gr.Api(args.cluster_dir)
-        self.weights = parse_weights(args.weights)
-        self.late = set(filter(None, args.late.split(",")))
-        self.out = open(args.log, "a")
-        self.tail = open(args.log)
-        self.partial = ""
-        self.backlog = Backlog()
-        self.conn = None
-        self.events = {}  # uid -> count logged
-        nodes = self.api.get("/api/v1/nodes")["items"]
-        self.capacity = {CPU: sum(millicores((n["status"].get("allocatable") or {}).get(CPU, "0")) for n in nodes),
-                         GPU: sum(int((n["status"].get("allocatable") or {}).get(GPU, "0")) for n in nodes)}
-        self.seqs = {q: gang_sequence(args.seed, q, self.capacity) for q in self.weights}
-        self.count = collections.Counter()
-
-    def log(self, rec):
-        self.out.write(json.dumps(dict(rec, t=round(time.time(), 4)), sort_keys=True) + "\n")
-        self.out.flush()
-
-    def read_log(self):
-        chunk = self.tail.read()
-        if not chunk:
-            return
-        lines = (self.partial + chunk).split("\n")
-        self.partial = lines.pop()
-        for line in lines:
-            if line.strip():
-                rec = json.loads(line)
-                if rec.get("kind") == "pod":
-                    self.backlog.on_pod(rec)
-
-    def top_up(self, active):
-        """Round robin over the queues still short of a backlog above the
-        cluster, one gang each, until none is."""
-        pending = self.backlog.demand(active)
-        short = [q for q in active if needs_more(pending[q], self.capacity)]
-        items = []
-        while short:
-            for q in list(short):
-                gang = next(self.seqs[q])
-                name = f"{q}-{self.count[q]:04d}"
-                self.count[q] += 1
-                rec = {"kind": "gang", "name": name, "queue": q, **gang}
-                self.log(rec)
-                self.backlog.add(rec)
-                items += gang_objects(name, q, gang, self.args.scheduler, self.args.gated)
-                for r, v in request(gang).items():
-                    pending[q][r] += v
-                if not needs_more(pending[q], self.capacity):
-                    short.remove(q)
-        if items:
-            self.conn = gr.create_items(self.api, self.args.namespace, items, self.conn)
-
-    def poll_reclaims(self):
-        selector = urllib.parse.quote(f"reason={REASON}")
-        try:
-            events = self.api.get(f"/api/v1/namespaces/{self.args.namespace}/events?fieldSelector={selector}")
-        except (OSError, RuntimeError, ValueError) as e:
-            self.log({"kind": "error", "what": f"events: {e}"})
-            return
-        for ev in events["items"]:
-            uid, count = ev["metadata"]["uid"], ev.get("count") or 1
-            if self.events.get(uid) == count:
-                continue
-            self.events[uid] = count
-            obj = ev.get("involvedObject") or {}
-            at = ev.get("eventTime") or ev.get("lastTimestamp") or ev.get("firstTimestamp")
-            self.log({"kind": "reclaim", "uid": uid, "count": count, "objectKind": obj.get("kind"),
-                      "victim": obj.get("name"), "message": ev.get("message", ""), "at": epoch(at)})
-
-    def run(self):
-        a = self.args
-        self.log({"kind": "capacity", **self.capacity, "weights": self.weights, "late": sorted(self.late),
-                  "seed": a.seed, "scheduler": a.scheduler, "gated": a.gated})
-        start = time.time()
-        self.log({"kind": "mark", "name": "drive-start"})
-        changed = False
-        parent = os.getppid()
-        # Until the run's end - or orphaned (the scenario was killed or failed).
-        while time.time() - start < a.seconds and os.getppid() == parent:
-            if not changed and time.time() - start >= a.seconds * a.change_at:
-                changed = True
-                self.log({"kind": "mark", "name": "change"})
-            self.read_log()
-            self.top_up([q for q in self.weights if changed or q not in self.late])
-            self.poll_reclaims()
-            time.sleep(max(0.0, TICK - (time.time() - start) % TICK))
-        self.log({"kind": "mark", "name": "drive-end"})
-        self.poll_reclaims()
-        print(f"drive: {sum(self.count.values())} gangs ({dict(self.count)}), {len(self.events)} reclaim events",
-              file=sys.stderr)
-        return 0
-
-
-def epoch(stamp):
-    """RFC 3339 (with or without fractional seconds) to epoch seconds."""
-    if not stamp:
-        return None
-    main, _, frac = stamp.rstrip("Z").partition(".")
-    t = calendar.timegm(time.strptime(main, "%Y-%m-%dT%H:%M:%S"))
-    return t + (float(f"0.{frac}") if frac else 0.0)
 
 
 # --- analysis ----------------------------------------------------------------------
@@ -315,18 +118,6 @@ def dominant(amount, capacity):
     return max(amount[r] / capacity[r] for r in RESOURCES)
 
 
-def jain(xs):
-    xs = list(xs)
-    sq = sum(x * x for x in xs)
-    return (sum(xs) ** 2) / (len(xs) * sq) if xs and sq else None
-
-
-def quantile(values, q):
-    v = sorted(values)
-    if not v:
-        return None
-    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
-
 
 def converge_time(samples, t_from, band, hold):
     """Seconds from t_from to the first sample from which every queue with a
@@ -351,7 +142,7 @@ class Run:
 
     def __init__(self, records):
         self.records = records
-        self.life = gr.replay(records)
+        self.life = gang_analysis.replay(records)
         cap = next((r for r in records if r.get("kind") == "capacity"), None)
         if cap is None:
             raise SystemExit("queue_report: the log has no capacity line (was the driver run?)")
@@ -537,48 +328,75 @@ def analyze(records, band=0.05, hold=10.0, flip_window=60.0):
            "driveSeconds": round(run.t_stop - run.t0, 1),
            "changeAt": round(run.t_change - run.t0, 1) if run.t_change else None,
            "gangsCreated": len(run.gangs), "podsCreated": sum(g["pods"] for g in run.gangs.values()),
-           "windows": {}}
-    for name, (a, b) in run.windows().items():
-        # Half open: the sample at the change already sees the new demand.
-        win = [s for s in samples if a <= s["t"] < b or s["t"] == b == samples[-1]["t"]]
-        w = {"from": round(a, 1), "to": round(b, 1), "samples": len(win), "queues": {}}
-        for q in queues:
-            active = [s for s in win if s["target"][q] > 0]
-            dev = [100 * abs(s["share"][q] - s["target"][q]) for s in active]
-            w["queues"][q] = {
-                "target": round(100 * quantile([s["target"][q] for s in win], 0.5), 2) if win else None,
-                "shareMedian": round(100 * quantile([s["share"][q] for s in win], 0.5), 2) if win else None,
-                "deviationMedian": round(quantile(dev, 0.5), 2) if dev else None,
-                "deviationP90": round(quantile(dev, 0.9), 2) if dev else None}
-        jains = [jain(s["share"][q] / s["target"][q] for q in queues if s["target"][q] > 0) for s in win]
-        jains = [j for j in jains if j is not None]
-        w["jainMedian"] = round(quantile(jains, 0.5), 4) if jains else None
-        w["gpuUtil"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) for s in win]) / run.capacity[GPU], 1)
-        w["cpuUtil"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) for s in win]) / run.capacity[CPU], 1)
-        fig["windows"][name] = w
+           "windows": {name: window_figures(run, samples, a, b) for name, (a, b) in run.windows().items()}}
     fig["convergeSeconds"] = (converge_time(samples, run.t_change - run.t0, band, hold)
                               if run.t_change else None)
-    fig["gpuUtil"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) for s in samples]) / run.capacity[GPU], 1)
-    fig["cpuUtil"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) for s in samples]) / run.capacity[CPU], 1)
-    # What does work: a gang below minMember holds its share but runs nothing.
-    fig["gpuUtilWhole"] = round(100 * mean([sum(s["alloc"][q][GPU] for q in queues) - s["partialHeld"][GPU]
-                                            for s in samples]) / run.capacity[GPU], 1)
-    fig["cpuUtilWhole"] = round(100 * mean([sum(s["alloc"][q][CPU] for q in queues) - s["partialHeld"][CPU]
-                                            for s in samples]) / run.capacity[CPU], 1)
-    fig["partialGangsMean"] = round(mean([s["partialGangs"] for s in samples]), 2)
-    fig["partialGangsMax"] = max((s["partialGangs"] for s in samples), default=0)
-    fig["partialGpuMean"] = round(mean([s["partialHeld"][GPU] for s in samples]), 1)
-    fig["partialCpuMean"] = round(mean([s["partialHeld"][CPU] for s in samples]) / 1000, 1)
-    gang_fig = gr.analyze(records)
+    fig.update(utilisation_figures(run, samples))
+    gang_fig = gang_analysis.analyze(records)
     fig["partialGpuSeconds"] = gang_fig["partialGpuSeconds"]
     fig["neverAssembledGpuSeconds"] = gang_fig["neverAssembledGpuSeconds"]
     fig["overcommitCount"] = gang_fig["overcommitCount"]
+    fig.update(reclaim_figures(run, flip_window))
+    fig["timeline"] = [{"t": s["t"], "target": {q: round(100 * s["target"][q], 1) for q in queues},
+                        "share": {q: round(100 * s["share"][q], 1) for q in queues},
+                        "pending": {q: round(100 * dominant(s["pending"][q], run.capacity), 1) for q in queues}}
+                       for s in samples]
+    return fig
+
+
+def window_figures(run, samples, a, b):
+    """One steady window [a, b) (s since the drive's start): per queue the
+    median target and share, |share - target| median and p90 (nearest rank),
+    the median Jain index and the utilisation."""
+    queues = list(run.weights)
+    median = figures.nearest_rank
+    # Half open: the sample at the change already sees the new demand.
+    win = [s for s in samples if a <= s["t"] < b or s["t"] == b == samples[-1]["t"]]
+    w = {"from": round(a, 1), "to": round(b, 1), "samples": len(win), "queues": {}}
+    for q in queues:
+        active = [s for s in win if s["target"][q] > 0]
+        dev = [100 * abs(s["share"][q] - s["target"][q]) for s in active]
+        w["queues"][q] = {
+            "target": round(100 * median([s["target"][q] for s in win], 0.5), 2) if win else None,
+            "shareMedian": round(100 * median([s["share"][q] for s in win], 0.5), 2) if win else None,
+            "deviationMedian": round(median(dev, 0.5), 2) if dev else None,
+            "deviationP90": round(median(dev, 0.9), 2) if dev else None}
+    jains = [jain(s["share"][q] / s["target"][q] for q in queues if s["target"][q] > 0) for s in win]
+    jains = [j for j in jains if j is not None]
+    w["jainMedian"] = round(median(jains, 0.5), 4) if jains else None
+    w["gpuUtil"] = utilisation(run, win, GPU)
+    w["cpuUtil"] = utilisation(run, win, CPU)
+    return w
+
+
+def utilisation(run, samples, res, less=lambda s: 0):
+    """Mean allocation of `res` over the samples (minus less(sample)), in %
+    of the cluster, 1 decimal."""
+    queues = list(run.weights)
+    return round(100 * mean([sum(s["alloc"][q][res] for q in queues) - less(s) for s in samples])
+                 / run.capacity[res], 1)
+
+
+def utilisation_figures(run, samples):
+    """Utilisation over the whole drive, and what gangs below minMember hold."""
+    return {
+        "gpuUtil": utilisation(run, samples, GPU), "cpuUtil": utilisation(run, samples, CPU),
+        # What does work: a gang below minMember holds its share but runs nothing.
+        "gpuUtilWhole": utilisation(run, samples, GPU, lambda s: s["partialHeld"][GPU]),
+        "cpuUtilWhole": utilisation(run, samples, CPU, lambda s: s["partialHeld"][CPU]),
+        "partialGangsMean": round(mean([s["partialGangs"] for s in samples]), 2),
+        "partialGangsMax": max((s["partialGangs"] for s in samples), default=0),
+        "partialGpuMean": round(mean([s["partialHeld"][GPU] for s in samples]), 1),
+        "partialCpuMean": round(mean([s["partialHeld"][CPU] for s in samples]) / 1000, 1),
+    }
+
+
+def reclaim_figures(run, flip_window):
+    """The GangReclaimed Events judged (see Run.reclaims) and the checks' lists."""
     rec = run.reclaims()
-    fig["reclaims"] = rec
-    fig["reclaimCount"] = len(rec)
-    fig["victimPods"] = sum(r["lost"] for r in rec)
-    fig["notWhole"] = [r["victim"] for r in rec if not r["whole"]]
-    fig["malformed"] = [r["message"] for r in rec if not r["wellFormed"]]
+    fig = {"reclaims": rec, "reclaimCount": len(rec), "victimPods": sum(r["lost"] for r in rec),
+           "notWhole": [r["victim"] for r in rec if not r["whole"]],
+           "malformed": [r["message"] for r in rec if not r["wellFormed"]]}
     fig["belowTarget"] = [f"{r['victim']} ({r['victimQueue']}: {r['shareAfter']} < {r['target']} - {r['slack']})"
                           for r in rec if r.get("belowTarget")]
     margins = [r["margin"] for r in rec if "margin" in r]
@@ -591,16 +409,7 @@ def analyze(records, band=0.05, hold=10.0, flip_window=60.0):
     evicted = {p["gang"] for p in run.pods
                if p["life"] and p["life"].outcome == "evicted" and p["release"] <= run.t_stop}
     fig["unannouncedEvictions"] = sorted(evicted - announced)
-    fig["timeline"] = [{"t": s["t"], "target": {q: round(100 * s["target"][q], 1) for q in queues},
-                        "share": {q: round(100 * s["share"][q], 1) for q in queues},
-                        "pending": {q: round(100 * dominant(s["pending"][q], run.capacity), 1) for q in queues}}
-                       for s in samples]
     return fig
-
-
-def mean(values):
-    values = list(values)
-    return sum(values) / len(values) if values else 0.0
 
 
 def checks(fig, max_dev, min_jain, max_converge):
@@ -665,24 +474,20 @@ def rows(figs):
     return out
 
 
-def fmt(v):
-    if isinstance(v, list):
-        return str(len(v))
-    return gr.fmt(v)
+fmt = figures.compact  # a table cell
 
 
 def table(figs):
     names = list(figs)
     body = rows(figs)
-    width = max(len(label) for label, _ in body) + 2
-    col = max(16, *(len(n) + 2 for n in names))
+    cols = figures.Columns(names, [label for label, _ in body])
     lines = [f"cluster: {next(iter(figs.values()))['capacity'][GPU]} GPUs, "
              f"{next(iter(figs.values()))['capacity'][CPU] // 1000} cpu; weights "
              + ", ".join(f"{q}={w}" for q, w in next(iter(figs.values()))["weights"].items())
              + "; shares are dominant shares in % of the cluster",
-             "".ljust(width) + "".join(n.rjust(col) for n in names)]
+             cols.header()]
     for label, cells in body:
-        lines.append(label.ljust(width) + "".join(cells.get(n, "-").rjust(col) for n in names))
+        lines.append(cols.row(label, [cells.get(n, "-") for n in names]))
     lines.append("")
     lines.append("timeline every 10 s: target / share per queue, % of the cluster")
     queues = next(iter(figs.values()))["queues"]
@@ -710,7 +515,7 @@ def report(args):
     figs = {}
     for side in args.side:
         name, _, path = side.partition("=")
-        figs[name] = analyze(gr.load(path), args.band / 100, args.hold, args.flip_window)
+        figs[name] = analyze(read_log(path), args.band / 100, args.hold, args.flip_window)
     if not figs:
         raise SystemExit("queue_report: no --side")
     print(table(figs))
@@ -743,10 +548,10 @@ def main(argv):
     p = sub.add_parser("report")
     p.add_argument("--side", action="append", default=[], help="NAME=LOG")
     p.add_argument("--json")
-    p.add_argument("--max-deviation", type=float, default=5.0, help="% of the cluster")
+    p.add_argument("--max-deviation", type=float, default=5.0, help="%% of the cluster")
     p.add_argument("--min-jain", type=float, default=0.98)
     p.add_argument("--max-converge", type=float, default=30.0, help="s")
-    p.add_argument("--band", type=float, default=5.0, help="% of the cluster: converged")
+    p.add_argument("--band", type=float, default=5.0, help="%% of the cluster: converged")
     p.add_argument("--hold", type=float, default=10.0, help="s within the band to count as converged")
     p.add_argument("--flip-window", type=float, default=60.0, help="s")
     args = ap.parse_args(argv[1:])

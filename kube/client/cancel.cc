@@ -6,7 +6,7 @@
 namespace muster::kube {
 
 void CancelToken::Cancel() {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (cancelled_) return;
   cancelled_ = true;
   // Run under the lock: Unregister() then waits for a running callback, so
@@ -17,13 +17,13 @@ void CancelToken::Cancel() {
 }
 
 bool CancelToken::cancelled() const {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return cancelled_;
 }
 
 bool CancelToken::WaitFor(Duration d) {
   const auto deadline = std::chrono::steady_clock::now() + d;
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   while (!cancelled_) {
     if (!cv_.WaitUntil(&mu_, deadline)) break;
   }
@@ -31,7 +31,7 @@ bool CancelToken::WaitFor(Duration d) {
 }
 
 CancelToken::CallbackId CancelToken::Register(std::function<void()> fn) {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (cancelled_) {
     fn();
     return 0;
@@ -42,7 +42,7 @@ CancelToken::CallbackId CancelToken::Register(std::function<void()> fn) {
 }
 
 void CancelToken::Unregister(CallbackId id) {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   callbacks_.erase(id);
 }
 

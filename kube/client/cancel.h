@@ -16,7 +16,7 @@
 #include <functional>
 #include <map>
 
-#include "kube/client/mutex.h"
+#include "base/mutex.h"
 #include "model/time.h"
 
 namespace muster::kube {
@@ -42,8 +42,8 @@ class CancelToken {
   void Unregister(CallbackId id) MUSTER_EXCLUDES(mu_);
 
  private:
-  mutable Mutex mu_;
-  CondVar cv_;
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
   bool cancelled_ MUSTER_GUARDED_BY(mu_) = false;
   CallbackId next_id_ MUSTER_GUARDED_BY(mu_) = 1;
   std::map<CallbackId, std::function<void()>> callbacks_ MUSTER_GUARDED_BY(mu_);

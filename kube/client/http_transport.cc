@@ -13,7 +13,7 @@
 #include <mutex>
 #include <utility>
 
-#include "kube/client/mutex.h"
+#include "base/mutex.h"
 #include "kube/client/pem.h"
 
 namespace muster::kube {
@@ -45,7 +45,7 @@ class TokenSource {
       : file_(std::move(file)), token_(std::move(token)), loaded_(Clock::now()) {}
 
   std::string Get() MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (!file_.empty() && Clock::now() - loaded_ >= kTokenReloadInterval) {
       loaded_ = Clock::now();
       StatusOr<std::string> text = ReadFileToString(file_);
@@ -63,7 +63,7 @@ class TokenSource {
  private:
   using Clock = std::chrono::steady_clock;
   const std::string file_;
-  Mutex mu_;
+  base::Mutex mu_;
   std::string token_ MUSTER_GUARDED_BY(mu_);
   Clock::time_point loaded_ MUSTER_GUARDED_BY(mu_);
 };
@@ -158,8 +158,8 @@ class HttplibTransport final : public HttpTransport {
   TokenSource token_;
   CancelToken shutdown_;
 
-  Mutex pool_mu_;
-  CondVar pool_cv_;
+  base::Mutex pool_mu_;
+  base::CondVar pool_cv_;
   std::vector<std::unique_ptr<Conn>> idle_ MUSTER_GUARDED_BY(pool_mu_);
   int total_ MUSTER_GUARDED_BY(pool_mu_) = 0;
 };
@@ -205,7 +205,7 @@ std::unique_ptr<Conn> HttplibTransport::NewConn(bool keep_alive) {
 
 std::unique_ptr<Conn> HttplibTransport::Acquire() {
   {
-    MutexLock lock(&pool_mu_);
+    base::MutexLock lock(&pool_mu_);
     while (idle_.empty() && total_ >= max_connections_) pool_cv_.Wait(&pool_mu_);
     if (!idle_.empty()) {
       std::unique_ptr<Conn> conn = std::move(idle_.back());
@@ -218,7 +218,7 @@ std::unique_ptr<Conn> HttplibTransport::Acquire() {
 }
 
 void HttplibTransport::Release(std::unique_ptr<Conn> conn) {
-  MutexLock lock(&pool_mu_);
+  base::MutexLock lock(&pool_mu_);
   idle_.push_back(std::move(conn));
   pool_cv_.Signal();
 }

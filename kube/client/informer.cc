@@ -31,7 +31,7 @@ InformerCore::InformerCore(Client* client, ResourceRef ref, InformerOptions opti
 InformerCore::~InformerCore() { Stop(); }
 
 void InformerCore::Start() {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (started_ || stopped_) return;
   started_ = true;
   thread_ = std::thread([this] { Run(); });
@@ -39,7 +39,7 @@ void InformerCore::Start() {
 
 void InformerCore::Stop() {
   {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     synced_cv_.SignalAll();
@@ -49,13 +49,13 @@ void InformerCore::Stop() {
 }
 
 bool InformerCore::HasSynced() const {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return synced_;
 }
 
 bool InformerCore::WaitForSync(Duration timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   while (!synced_ && !stopped_) {
     if (!synced_cv_.WaitUntil(&mu_, deadline)) break;
   }
@@ -63,34 +63,34 @@ bool InformerCore::WaitForSync(Duration timeout) {
 }
 
 InformerStats InformerCore::stats() const {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return stats_;
 }
 
 Status InformerCore::last_list_error() const {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return last_list_error_;
 }
 
 std::string InformerCore::resource_version() const {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return resource_version_;
 }
 
 void InformerCore::SetResourceVersion(const std::string& rv) {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   resource_version_ = rv;
 }
 
 void InformerCore::ResumeWatchFromForTesting(std::string rv) {
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   forced_resource_version_ = std::move(rv);
 }
 
 void InformerCore::RecordDecodeFailure(const Status& error) {
   spdlog::warn("informer {}: an object does not decode (kept as undecodable): {}",
                ref_.DebugString(), error.ToString());
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   ++stats_.decode_failures;
 }
 
@@ -103,7 +103,7 @@ Status InformerCore::ListAndReplace() {
   if (!pages.ok()) return pages.status();
   StatusOr<std::string> rv = store_->Replace(*pages);
   if (!rv.ok()) return rv.status();
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   resource_version_ = std::move(rv).value();
   ++stats_.lists;
   last_list_error_ = Status::Ok();
@@ -117,7 +117,7 @@ Status InformerCore::ListAndReplace() {
 Status InformerCore::WatchOnce(int64_t* events) {
   WatchOptions watch;
   {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     watch.resource_version = forced_resource_version_.value_or(resource_version_);
     forced_resource_version_.reset();
   }
@@ -129,7 +129,7 @@ Status InformerCore::WatchOnce(int64_t* events) {
   watch.label_selector = options_.label_selector;
   watch.field_selector = options_.field_selector;
   {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ++stats_.watches;
   }
   return Watch(
@@ -139,7 +139,7 @@ Status InformerCore::WatchOnce(int64_t* events) {
         // Advance even for objects that did not decode: the stream moved on.
         if (!event.resource_version.empty()) SetResourceVersion(event.resource_version);
         ++*events;
-        MutexLock lock(&mu_);
+        base::MutexLock lock(&mu_);
         ++stats_.events;
         return !stopped_ && !forced_resource_version_;
       },
@@ -157,7 +157,7 @@ void InformerCore::Run() {
       if (!listed.ok()) {
         spdlog::warn("informer {}: list failed: {}", name, listed.ToString());
         {
-          MutexLock lock(&mu_);
+          base::MutexLock lock(&mu_);
           ++stats_.list_errors;
           last_list_error_ = listed;
         }
@@ -172,11 +172,11 @@ void InformerCore::Run() {
     if (watched.code() == StatusCode::kGone) {
       spdlog::info("informer {}: resourceVersion too old, relisting", name);
       need_list = true;
-      MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       ++stats_.gone;
     } else if (!watched.ok()) {
       spdlog::warn("informer {}: watch ended: {}", name, watched.ToString());
-      MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       ++stats_.watch_errors;
     }
     // A stream that delivered events was healthy: resume at once. An empty

@@ -43,10 +43,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "kube/client/backoff.h"
 #include "kube/client/cancel.h"
 #include "kube/client/client.h"
-#include "kube/client/mutex.h"
 #include "kube/client/resource_ref.h"
 #include "kube/client/watch.h"
 #include "kube/codec/core_codec.h"
@@ -159,8 +159,8 @@ class InformerCore {
   CancelToken cancel_;
   std::thread thread_;  // started by Start(), joined by Stop()
 
-  mutable Mutex mu_;
-  CondVar synced_cv_;
+  mutable base::Mutex mu_;
+  base::CondVar synced_cv_;
   bool started_ MUSTER_GUARDED_BY(mu_) = false;
   bool synced_ MUSTER_GUARDED_BY(mu_) = false;
   bool stopped_ MUSTER_GUARDED_BY(mu_) = false;
@@ -234,20 +234,20 @@ class Informer final : private InformerStore {
 
   // The cached object with key "namespace/name" (or "name"); null if absent.
   ObjectPtr Get(const std::string& key) const MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     auto it = cache_.find(key);
     return it == cache_.end() ? nullptr : it->second;
   }
   // A snapshot of every cached object, ordered by key.
   std::vector<ObjectPtr> List() const MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     std::vector<ObjectPtr> out;
     out.reserve(cache_.size());
     for (const auto& [key, obj] : cache_) out.push_back(obj);
     return out;
   }
   size_t size() const MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return cache_.size();
   }
 
@@ -255,13 +255,13 @@ class Informer final : private InformerStore {
   // The record of the object with `key` when its current version does not
   // decode (then Get returns the last version that did, or null); else null.
   UndecodablePtr Undecodable(const std::string& key) const MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     auto it = undecodable_.find(key);
     return it == undecodable_.end() ? nullptr : it->second;
   }
   // Every object whose current version does not decode, ordered by key.
   std::vector<UndecodablePtr> ListUndecodable() const MUSTER_EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     std::vector<UndecodablePtr> out;
     out.reserve(undecodable_.size());
     for (const auto& [key, obj] : undecodable_) out.push_back(obj);
@@ -293,7 +293,7 @@ class Informer final : private InformerStore {
   const ItemDecoder decode_item_;
   const ListDecoder decode_list_;
   std::vector<InformerHandlers<T>> handlers_;  // written before Start() only
-  mutable Mutex mu_;
+  mutable base::Mutex mu_;
   Cache cache_ MUSTER_GUARDED_BY(mu_);
   Records undecodable_ MUSTER_GUARDED_BY(mu_);
   InformerCore core_;  // last: its thread uses the members above
@@ -312,7 +312,7 @@ StatusOr<std::string> Informer<T>::Replace(const std::vector<std::string>& pages
   std::vector<Delta> deltas;
   std::vector<UndecodablePtr> cleared, added;
   {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (auto& [key, record] : bad) {
       auto it = cache_.find(key);
       if (it != cache_.end()) fresh.emplace(key, it->second);
@@ -407,7 +407,7 @@ void Informer<T>::Apply(const WatchEvent& event) {
       // The cache keeps the last good state; the record says what is wrong now.
       UndecodablePtr before;
       {
-        MutexLock lock(&mu_);
+        base::MutexLock lock(&mu_);
         UndecodablePtr& slot = undecodable_[key];
         before = slot;
         slot = record;
@@ -421,7 +421,7 @@ void Informer<T>::Apply(const WatchEvent& event) {
   ObjectPtr old;
   UndecodablePtr cleared;
   {
-    MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) old = it->second;
     if (deleted) {

@@ -26,7 +26,7 @@ void RateLimiter::RefillLocked() {
 
 Duration RateLimiter::Reserve() {
   if (qps_ <= 0) return Duration::zero();
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   RefillLocked();
   tokens_ -= 1.0;
   if (tokens_ >= 0) return Duration::zero();
@@ -35,7 +35,7 @@ Duration RateLimiter::Reserve() {
 
 bool RateLimiter::TryAcquire() {
   if (qps_ <= 0) return true;
-  MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   RefillLocked();
   if (tokens_ < 1.0) return false;
   tokens_ -= 1.0;

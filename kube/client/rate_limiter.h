@@ -13,8 +13,8 @@
 // Thread-safety: thread-safe.
 #pragma once
 
+#include "base/mutex.h"
 #include "kube/client/cancel.h"
-#include "kube/client/mutex.h"
 #include "model/clock.h"
 #include "model/time.h"
 
@@ -44,7 +44,7 @@ class RateLimiter {
   const double burst_;
   const Clock& clock_;
   const Sleeper sleeper_;
-  Mutex mu_;
+  base::Mutex mu_;
   double tokens_ MUSTER_GUARDED_BY(mu_);
   Time last_ MUSTER_GUARDED_BY(mu_);
 };

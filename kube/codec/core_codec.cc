@@ -744,6 +744,77 @@ StatusOr<ObjectList<Event>> DecodeEventList(std::string_view json) {
       });
 }
 
+std::string EncodeAnnotationsPatch(const std::map<std::string, std::string>& annotations,
+                                   std::string_view uid_precondition) {
+  JsonWriter w;
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.StringFieldIfSet("uid", uid_precondition);
+  w.Key("annotations");
+  w.StartObject();
+  for (const auto& [key, value] : annotations) w.StringField(key, value);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return w.TakeString();
+}
+
+std::string EncodeLiftGatePatch(size_t index, std::string_view gate, std::string_view pin_node) {
+  const std::string path = "/spec/schedulingGates/" + std::to_string(index);
+  JsonWriter w;
+  w.StartArray();
+  if (!pin_node.empty()) {
+    // A test that there is no affinity yet: "add" would replace one.
+    w.StartObject();
+    w.StringField("op", "test");
+    w.StringField("path", "/spec/affinity");
+    w.Key("value");
+    w.Null();
+    w.EndObject();
+    w.StartObject();
+    w.StringField("op", "add");
+    w.StringField("path", "/spec/affinity");
+    w.Key("value");
+    w.StartObject();
+    w.Key("nodeAffinity");
+    w.StartObject();
+    w.Key("requiredDuringSchedulingIgnoredDuringExecution");
+    w.StartObject();
+    w.Key("nodeSelectorTerms");
+    w.StartArray();
+    w.StartObject();
+    w.Key("matchFields");
+    w.StartArray();
+    w.StartObject();
+    w.StringField("key", "metadata.name");
+    w.StringField("operator", "In");
+    w.Key("values");
+    w.StartArray();
+    w.String(pin_node);
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  }
+  w.StartObject();
+  w.StringField("op", "test");
+  w.StringField("path", path + "/name");
+  w.StringField("value", gate);
+  w.EndObject();
+  w.StartObject();
+  w.StringField("op", "remove");
+  w.StringField("path", path);
+  w.EndObject();
+  w.EndArray();
+  return w.TakeString();
+}
+
 std::string EncodeEvent(const Event& event) {
   JsonWriter w;
   w.StartObject();

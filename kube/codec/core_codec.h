@@ -13,6 +13,7 @@
 // PUT of a decoded object.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,25 @@ std::string EncodeBinding(const Binding& binding);
 
 StatusOr<Eviction> DecodeEviction(std::string_view json);
 std::string EncodeEviction(const Eviction& eviction);
+
+// A merge patch that sets annotations on one object:
+//   {"metadata":{"uid":UID,"annotations":{KEY:VALUE,...}}}
+// uid_precondition, when set, makes the server refuse the patch (409) if the
+// object was deleted and re-created under the same name meanwhile; keys are
+// written in map order.
+std::string EncodeAnnotationsPatch(const std::map<std::string, std::string>& annotations,
+                                   std::string_view uid_precondition = {});
+
+// The JSON patch (RFC 6902) that lifts scheduling gate `gate` at `index` of
+// a pod's spec.schedulingGates, guarded by a test so a list changed
+// meanwhile fails the patch rather than removing another gate:
+//   [{"op":"test","path":"/spec/schedulingGates/I/name","value":GATE},
+//    {"op":"remove","path":"/spec/schedulingGates/I"}]
+// With `pin_node`, the same patch first tests that the pod has no affinity
+// and adds one requiring that node by metadata.name (allowed while the pod
+// is gated, KEP-3838).
+std::string EncodeLiftGatePatch(size_t index, std::string_view gate,
+                                std::string_view pin_node = {});
 
 StatusOr<Event> DecodeEvent(std::string_view json);
 StatusOr<ObjectList<Event>> DecodeEventList(std::string_view json);

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "kube/codec/codec_test_util.h"
 #include "model/gpu_share.h"
+#include "model/pod_group.h"
 #include "model/quantity.h"
 
 namespace muster::kube {
@@ -424,6 +426,49 @@ TEST(CoreCodecTest, DecodesAndEncodesEvent) {
   StatusOr<Event> back = DecodeEvent(EncodeEvent(e));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, e);
+}
+
+TEST(AnnotationsPatchTest, SetsTheAnnotationsAndTheUidPreconditionWhenGiven) {
+  struct Case {
+    std::string name;
+    std::map<std::string, std::string> annotations;
+    std::string uid;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"one annotation, no precondition",
+       {{"muster.io/reserved-node", "node-7"}},
+       "",
+       R"({"metadata":{"annotations":{"muster.io/reserved-node":"node-7"}}})"},
+      {"uid precondition first, keys in order",
+       {{"b", "2"}, {"a", "1"}},
+       "u-1",
+       R"({"metadata":{"uid":"u-1","annotations":{"a":"1","b":"2"}}})"},
+      {"characters that need escaping",
+       {{"k", "say \"hi\"\n"}},
+       "",
+       R"({"metadata":{"annotations":{"k":"say \"hi\"\n"}}})"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(EncodeAnnotationsPatch(c.annotations, c.uid), c.want) << c.name;
+  }
+}
+
+// Golden JSON patches (the gang controller's, byte for byte): the gate is
+// tested before it goes; a pin sets the (tested absent) affinity to the
+// reserved node in the same update.
+TEST(LiftGatePatchTest, GoldenUnpinnedAndPinned) {
+  EXPECT_EQ(EncodeLiftGatePatch(1, kGangSchedulingGate),
+            R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"
+            R"({"op":"remove","path":"/spec/schedulingGates/1"}])");
+  EXPECT_EQ(
+      EncodeLiftGatePatch(0, kGangSchedulingGate, "gpu-a-3"),
+      R"([{"op":"test","path":"/spec/affinity","value":null},)"
+      R"({"op":"add","path":"/spec/affinity","value":{"nodeAffinity":)"
+      R"({"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+      R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["gpu-a-3"]}]}]}}}},)"
+      R"({"op":"test","path":"/spec/schedulingGates/0/name","value":"muster.io/gang"},)"
+      R"({"op":"remove","path":"/spec/schedulingGates/0"}])");
 }
 
 // ---------------------------------------------------------------------------

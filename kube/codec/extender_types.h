@@ -1,5 +1,5 @@
 // The kube-scheduler extender wire types (k8s.io/kube-scheduler/extender/v1)
-// and their codecs. See ../shared/reference/extender-protocol.md §1.
+// and their codecs, field for field the Go types of its types.go.
 //
 // Wire rules honoured here:
 //  - Keys are the Go field names in PascalCase; decoding matches keys

@@ -406,10 +406,12 @@ void EncodeJobState(JsonWriter& w, const JobState& state, StatusStyle style) {
   w.EndObject();
 }
 
+// `removed`: tasks named as null after the counted ones (a merge patch's
+// removal); one that `counts` has is left out.
 void EncodeTaskStatusCount(JsonWriter& w,
                            const std::map<std::string, std::map<std::string, int32_t>>& counts,
-                           StatusStyle style) {
-  if (counts.empty() && style == StatusStyle::kOmitEmpty) return;
+                           StatusStyle style, const std::vector<std::string>& removed = {}) {
+  if (counts.empty() && removed.empty() && style == StatusStyle::kOmitEmpty) return;
   w.Key("taskStatusCount");
   w.StartObject();
   for (const auto& [task, phases] : counts) {
@@ -420,6 +422,11 @@ void EncodeTaskStatusCount(JsonWriter& w,
     for (const auto& [phase, count] : phases) w.IntField(phase, count);
     w.EndObject();
     w.EndObject();
+  }
+  for (const std::string& task : removed) {
+    if (counts.contains(task)) continue;
+    w.Key(task);
+    w.Null();
   }
   w.EndObject();
 }
@@ -438,7 +445,9 @@ void EncodeJobConditions(JsonWriter& w, const std::vector<JobCondition>& conditi
   w.EndArray();
 }
 
-void EncodeJobStatus(JsonWriter& w, const JobStatus& s, StatusStyle style) {
+// `removed_tasks`: as EncodeJobStatusPatchAtVersion's.
+void EncodeJobStatus(JsonWriter& w, const JobStatus& s, StatusStyle style,
+                     const std::vector<std::string>& removed_tasks) {
   w.StartObject();
   if (style == StatusStyle::kPatch || s.state != JobState{}) EncodeJobState(w, s.state, style);
   CountField(w, "minAvailable", s.min_available, style);
@@ -451,7 +460,7 @@ void EncodeJobStatus(JsonWriter& w, const JobStatus& s, StatusStyle style) {
   CountField(w, "version", s.version, style);
   CountField(w, "retryCount", s.retry_count, style);
   w.DurationFieldIfSet("runningDuration", s.running_duration);
-  EncodeTaskStatusCount(w, s.task_status_count, style);
+  EncodeTaskStatusCount(w, s.task_status_count, style, removed_tasks);
   if (style == StatusStyle::kPatch || !s.controlled_resources.empty()) {
     w.Key("controlledResources");
     w.StartObject();
@@ -459,6 +468,28 @@ void EncodeJobStatus(JsonWriter& w, const JobStatus& s, StatusStyle style) {
     w.EndObject();
   }
   EncodeJobConditions(w, s.conditions, style);
+  w.EndObject();
+}
+
+// {"metadata":{"resourceVersion":RV}, then the caller's members: the
+// precondition of a status merge patch.
+void StartPatchAtVersion(JsonWriter& w, std::string_view resource_version) {
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.StringField("resourceVersion", resource_version);
+  w.EndObject();
+}
+
+// "status":{"state":...,"conditions":...}} - the members of a Job state
+// patch after the caller's, and the end of the patch.
+void WriteJobStateMembers(JsonWriter& w, const JobState& state,
+                          const std::vector<JobCondition>& conditions) {
+  w.Key("status");
+  w.StartObject();
+  EncodeJobState(w, state, StatusStyle::kPatch);
+  EncodeJobConditions(w, conditions, StatusStyle::kOmitEmpty);
+  w.EndObject();
   w.EndObject();
 }
 
@@ -648,14 +679,16 @@ std::string EncodeJob(const Job& job) {
   EncodeJobSpec(w, job.spec);
   if (job.status != JobStatus{}) {
     w.Key("status");
-    EncodeJobStatus(w, job.status, StatusStyle::kOmitEmpty);
+    EncodeJobStatus(w, job.status, StatusStyle::kOmitEmpty, {});
   }
   w.EndObject();
   return w.TakeString();
 }
 
 std::string EncodeJobStatusPatch(const JobStatus& status) {
-  return StatusPatch(status, EncodeJobStatus);
+  return StatusPatch(status, [](JsonWriter& w, const JobStatus& s, StatusStyle style) {
+    EncodeJobStatus(w, s, style, {});
+  });
 }
 
 StatusOr<JobStatus> DecodeJobStatusOf(std::string_view job_json) {
@@ -665,16 +698,30 @@ StatusOr<JobStatus> DecodeJobStatusOf(std::string_view job_json) {
                                    });
 }
 
+std::string EncodeJobStatusPatchAtVersion(std::string_view resource_version,
+                                          const JobStatus& status,
+                                          const std::vector<std::string>& removed_tasks) {
+  JsonWriter w;
+  StartPatchAtVersion(w, resource_version);
+  w.Key("status");
+  EncodeJobStatus(w, status, StatusStyle::kPatch, removed_tasks);
+  w.EndObject();
+  return w.TakeString();
+}
+
+std::string EncodeJobStatePatchAtVersion(std::string_view resource_version, const JobState& state,
+                                         const std::vector<JobCondition>& conditions) {
+  JsonWriter w;
+  StartPatchAtVersion(w, resource_version);
+  WriteJobStateMembers(w, state, conditions);
+  return w.TakeString();
+}
+
 std::string EncodeJobStatePatch(const JobState& state,
                                 const std::vector<JobCondition>& conditions) {
   JsonWriter w;
   w.StartObject();
-  w.Key("status");
-  w.StartObject();
-  EncodeJobState(w, state, StatusStyle::kPatch);
-  EncodeJobConditions(w, conditions, StatusStyle::kOmitEmpty);
-  w.EndObject();
-  w.EndObject();
+  WriteJobStateMembers(w, state, conditions);
   return w.TakeString();
 }
 

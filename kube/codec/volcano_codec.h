@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kube/codec/core_codec.h"
 #include "model/job.h"
@@ -55,5 +56,20 @@ StatusOr<JobStatus> DecodeJobStatusOf(std::string_view job_json);
 // empty): the reconciler's answer to a Job it cannot decode, whose pod
 // counters it cannot know and so does not write.
 std::string EncodeJobStatePatch(const JobState& state, const std::vector<JobCondition>& conditions);
+// The reconciler's status writes, made to hold only while the Job is at
+// `resource_version`, the version the status was judged from:
+//   {"metadata":{"resourceVersion":RV},"status":{...}}
+// (the version written even when empty). The API server answers 409
+// Conflict once the Job has a newer version, whose status must be judged
+// anew. The status is EncodeJobStatusPatch's; `removed_tasks` (tasks the
+// stored status counts and `status` no longer has) follow the status's own
+// tasks in taskStatusCount, as nulls, in their order: a merge patch removes
+// only the keys it names. A removed task that `status` counts is left out.
+std::string EncodeJobStatusPatchAtVersion(std::string_view resource_version,
+                                          const JobStatus& status,
+                                          const std::vector<std::string>& removed_tasks = {});
+// EncodeJobStatePatch, likewise at `resource_version`.
+std::string EncodeJobStatePatchAtVersion(std::string_view resource_version, const JobState& state,
+                                         const std::vector<JobCondition>& conditions);
 
 }  // namespace muster::kube

@@ -30,6 +30,20 @@
 
 namespace muster::reconciler::fixtures {
 
+// The JSON of a Job named `name` in namespace "ns" with the given spec (JSON).
+inline std::string JobJson(std::string_view name, std::string_view spec) {
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","namespace":"ns"},"spec":)" +
+         std::string(spec) + "}";
+}
+
+// A Job decoded from `json` as its user wrote it (no defaults). A decode
+// error fails the test.
+inline Job DecodeJobAsWritten(std::string_view json) {
+  StatusOr<Job> job = kube::DecodeJob(json);
+  EXPECT_TRUE(job.ok()) << job.status() << "\n" << json;
+  return job.ok() ? *job : Job{};
+}
+
 // A Job decoded from `json` (the whole object) and defaulted as the
 // reconciler sees it (WithDefaults). A decode error fails the test.
 inline Job MakeJob(std::string_view json) {

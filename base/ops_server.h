@@ -1,29 +1,37 @@
 // OpsServer: the operator-facing HTTP endpoints of a muster process -
 // /metrics (Prometheus text), /healthz (alive) and /readyz (caches synced) -
 // on an address of their own. The reconciler serves only these; the
-// extender serves them beside its verbs and, with --metrics-port, here too,
-// so a Pod can expose metrics to Prometheus while the verbs stay on loopback.
+// extender serves them beside its verbs (AddOpsEndpoints on its own server)
+// and, with --metrics-port, here too, so a Pod can expose metrics to
+// Prometheus while the verbs stay on loopback.
+//
+//   GET /metrics -> 200, OpsEndpoints::metrics() as text/plain; version=0.0.4
+//   GET /healthz -> 200 "ok\n" while the process serves
+//   GET /readyz  -> 200 "ok\n" once OpsEndpoints::ready() holds, else 503
+//                   "<not_ready_reason>\n"
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
-#include "model/status.h"
+#include "base/http_serving.h"
 
 namespace httplib {
 class Server;
-}
+}  // namespace httplib
 
-namespace muster::kube {
+namespace muster::base {
 
 struct OpsEndpoints {
   std::function<std::string()> metrics;  // required: the exposition text
   std::function<bool()> ready;           // null: always ready
   std::string not_ready_reason = "caches not synced yet";
 };
+
+// Routes GET /metrics, /healthz and /readyz of `http` to `endpoints`, whose
+// functions then run on the server's worker threads and must be thread-safe.
+void AddOpsEndpoints(httplib::Server& http, OpsEndpoints endpoints);
 
 // Thread-safety: Start() and Stop() from one owner thread; the endpoint
 // functions run on the server's worker threads and must be thread-safe.
@@ -35,19 +43,18 @@ class OpsServer {
   OpsServer& operator=(const OpsServer&) = delete;
 
   // Binds address:port (port 0: an ephemeral one, see port()) and serves on
-  // a thread. Unavailable when the address cannot be bound.
+  // a thread. False when the address cannot be bound, with *error set to
+  // CannotListenMessage (the caller's Unavailable).
   // REQUIRES: called at most once.
-  Status Start(const std::string& address, int port);
+  [[nodiscard]] bool Start(const std::string& address, int port, std::string* error);
   // Stops accepting and joins. Idempotent.
   void Stop();
   int port() const { return port_; }
 
  private:
-  const OpsEndpoints endpoints_;
   std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
+  ListenThread listener_;  // after http_: stopped before the server goes
   int port_ = 0;
-  std::atomic<bool> listen_returned_{false};
 };
 
-}  // namespace muster::kube
+}  // namespace muster::base

@@ -2,7 +2,7 @@
 //
 // libstdc++'s std::mutex carries no capability attributes, so GUARDED_BY on a
 // std::mutex would not be checked by `-Wthread-safety` (clang builds). These
-// thin wrappers make the locking discipline of kube/client a checked property:
+// thin wrappers make the locking discipline of muster a checked property:
 // fields say MUSTER_GUARDED_BY(mu_), private helpers say
 // MUSTER_REQUIRES(mu_).
 //
@@ -30,7 +30,7 @@
 #define MUSTER_RELEASE(...) MUSTER_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define MUSTER_NO_THREAD_SAFETY_ANALYSIS MUSTER_THREAD_ANNOTATION(no_thread_safety_analysis)
 
-namespace muster::kube {
+namespace muster::base {
 
 class CondVar;
 
@@ -84,4 +84,4 @@ class CondVar {
   std::condition_variable cv_;
 };
 
-}  // namespace muster::kube
+}  // namespace muster::base

@@ -1,4 +1,4 @@
-#include "kube/client/ops_server.h"
+#include "base/ops_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <string>
 
-namespace muster::kube {
+namespace muster::base {
 namespace {
 
 struct Reply {
@@ -26,7 +26,8 @@ TEST(OpsServerTest, ServesMetricsHealthAndReadinessOverLoopback) {
   OpsServer server({.metrics = [] { return std::string("muster_up 1\n"); },
                     .ready = [&ready] { return ready.load(); },
                     .not_ready_reason = "informers not synced"});
-  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::string error;
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, &error)) << error;
   ASSERT_GT(server.port(), 0);
 
   const struct {
@@ -55,11 +56,13 @@ TEST(OpsServerTest, ServesMetricsHealthAndReadinessOverLoopback) {
 
 TEST(OpsServerTest, PortInUseIsUnavailableAndStopIsIdempotent) {
   OpsServer first({.metrics = [] { return std::string(); }});
-  ASSERT_TRUE(first.Start("127.0.0.1", 0).ok());
+  std::string error;
+  ASSERT_TRUE(first.Start("127.0.0.1", 0, &error)) << error;
   OpsServer second({.metrics = [] { return std::string(); }});
-  const Status taken = second.Start("127.0.0.1", first.port());
-  EXPECT_EQ(taken.code(), StatusCode::kUnavailable);
-  EXPECT_NE(taken.message().find(std::to_string(first.port())), std::string::npos);
+  // Unavailable: the caller's Status for a port taken.
+  EXPECT_FALSE(second.Start("127.0.0.1", first.port(), &error));
+  EXPECT_EQ(error, CannotListenMessage("127.0.0.1", first.port()));
+  EXPECT_NE(error.find(std::to_string(first.port())), std::string::npos);
   first.Stop();
   first.Stop();
 }
@@ -67,9 +70,10 @@ TEST(OpsServerTest, PortInUseIsUnavailableAndStopIsIdempotent) {
 TEST(OpsServerTest, StopRightAfterStartReturns) {
   for (int i = 0; i < 20; ++i) {
     OpsServer server({.metrics = [] { return std::string(); }});
-    ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+    std::string error;
+    ASSERT_TRUE(server.Start("127.0.0.1", 0, &error)) << error;
   }
 }
 
 }  // namespace
-}  // namespace muster::kube
+}  // namespace muster::base

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace muster::kube {
+namespace muster::base {
 
 // Runs fn(i) for i in [0, n) on up to `threads` threads (the caller's
 // included) and returns when all are done. `fn` must be thread-safe.
@@ -28,4 +28,4 @@ void ParallelFor(size_t n, int threads, Fn&& fn) {
   for (std::thread& t : pool) t.join();
 }
 
-}  // namespace muster::kube
+}  // namespace muster::base

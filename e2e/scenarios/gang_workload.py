@@ -1,0 +1,95 @@
+"""The gang scenarios' workloads (gang_report.py workload; pure, stdlib
+only): PodGroups and pods of fake GPU jobs, and the annotations the recorder
+and the analysis read. queue_report.py, e2e/scenarios/topology.sh and
+bench/gpu_topology.py build their gangs with the same pod_group and gang_pod."""
+
+import random
+
+from placement import fake_gpu_pod_spec  # same directory: the scenarios' pod helpers
+
+GPU = "nvidia.com/gpu"
+GROUP = "scheduling.k8s.io/group-name"
+MIN = "e2e.muster.io/min-member"
+WORK = "e2e.muster.io/work-seconds"
+TASK = "volcano.sh/task-spec"
+GATE = "muster.io/gang"
+TERMINAL = ("Succeeded", "Failed")
+
+
+def pod_group(name, min_member, priority=None, min_task=None, queue="default"):
+    spec = {"minMember": min_member, "queue": queue}
+    if priority:
+        spec["priorityClassName"] = priority
+    if min_task:
+        spec["minTaskMember"] = dict(min_task)
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "labels": {"e2e.muster.io/gang": name}}, "spec": spec}
+
+
+def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None, gated=False, task=None,
+             cpu="100m"):
+    ann = {GROUP: gang, MIN: str(min_member)}
+    if work is not None:
+        ann[WORK] = str(work)
+    if task:
+        ann[TASK] = task
+    spec = fake_gpu_pod_spec(scheduler, gpus, memory="64Mi", cpu=cpu)
+    if priority:
+        spec["priorityClassName"] = priority
+    if gated:
+        spec["schedulingGates"] = [{"name": GATE}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{gang}-{index}", "labels": {"e2e.muster.io/gang": gang}, "annotations": ann},
+            "spec": spec}
+
+
+def burst_jobs(seed, waves, cluster_gpus=256, node_gpus=8):
+    """Jobs (name, pods, gpus per pod, work, tasks) in submission order: each
+    wave is a random split of the whole cluster into gang jobs of 1-8 pods x
+    1, 2, 4 or 8 GPUs. Sizes are powers of two summing to the cluster, so every
+    wave packs onto the nodes exactly, and the ideal makespan is the sum of the
+    wave durations."""
+    rng = random.Random(seed)
+    jobs = []
+    for w, work in enumerate(waves):
+        left, k = cluster_gpus, 0
+        while left:
+            gpus = rng.choice([g for g in (1, 2, 4, node_gpus) if g <= left])
+            pods = rng.randint(1, min(8, left // gpus))
+            tasks = None
+            if pods >= 3 and rng.random() < 0.25:  # a master and its workers
+                tasks = {"master": 1, "worker": pods - 1}
+            jobs.append((f"w{w}-j{k:02d}", pods, gpus, work, tasks))
+            left -= pods * gpus
+            k += 1
+    return jobs
+
+
+def workload(kind, scheduler, gated, seed, waves):
+    items = []
+
+    def add_gang(name, pods, gpus, work=None, priority=None, tasks=None):
+        items.append(pod_group(name, pods, priority, tasks))
+        names = []
+        for t, count in (tasks or {"": pods}).items():
+            names += [t] * count
+        return [gang_pod(name, i, gpus, pods, scheduler, work, priority, gated, names[i] or None)
+                for i in range(pods)]
+
+    if kind == "deadlock":
+        a = add_gang("a", 100, 1, work=8)
+        b = add_gang("b", 100, 1, work=8)
+        for pa, pb in zip(a, b):
+            items += [pa, pb]
+    elif kind == "burst":
+        for name, pods, gpus, work, tasks in burst_jobs(seed, waves):
+            items += add_gang(name, pods, gpus, work, tasks=tasks)
+    elif kind == "preemption-low":
+        for name, pods in (("low-a", 16), ("low-b", 9), ("low-c", 4), ("low-d", 3)):
+            items += add_gang(name, pods, 8, priority="e2e-gang-low")
+    elif kind == "preemption-high":
+        items += add_gang("high", 8, 8, work=5, priority="e2e-gang-high")
+    else:
+        raise SystemExit(f"unknown workload {kind}")
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+

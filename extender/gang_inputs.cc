@@ -1,0 +1,325 @@
+#include "extender/gang_inputs.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "extender/queue_step.h"
+#include "gang/conformance.h"
+#include "kube/codec/volcano_codec.h"
+
+namespace muster::extender {
+namespace {
+
+using gang::MemberState;
+
+gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
+  gang::Member m{.pod = pod, .terminating = pod->meta.deletion_timestamp.has_value()};
+  if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") {
+    m.state = pod->status.phase == "Succeeded" ? MemberState::kSucceeded : MemberState::kFailed;
+    m.node = pod->spec.node_name;
+  } else if (!pod->spec.node_name.empty()) {
+    m.state = MemberState::kBound;
+    m.node = pod->spec.node_name;
+  } else if (std::optional<Placement> at = state.PlacementOf(pod->meta.uid); at && at->assumed) {
+    m.state = MemberState::kReserved;
+    m.node = at->node;
+  }
+  return m;
+}
+
+// The placement a bound member's Binding persisted, if any member has one.
+std::map<std::string, std::string> PersistedPlan(const std::vector<gang::Member>& members) {
+  for (const gang::Member& m : members) {
+    if (m.state == MemberState::kPending || m.state == MemberState::kReserved) continue;
+    auto it = m.pod->meta.annotations.find(std::string(kAnnotationGangPlan));
+    if (it == m.pod->meta.annotations.end()) continue;
+    StatusOr<GangPlacement> plan = kube::DecodeGangPlacement(it->second);
+    if (plan.ok()) return plan->members;
+    spdlog::warn("gang: pod {}: {}", m.pod->meta.Key(), plan.status().ToString());
+  }
+  return {};
+}
+
+gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
+                  const ClusterState& state) {
+  gang::Gang g{.key = group.meta.Key(),
+               .spec = group.spec,
+               .created = group.meta.creation_timestamp,
+               .phase = group.status.phase};
+  if (pods != nullptr) {
+    for (const auto& [uid, pod] : *pods) {
+      g.members.push_back(MemberOf(pod, state));
+      g.priority = std::max(g.priority, pod->spec.priority.value_or(0));
+    }
+  }
+  std::sort(g.members.begin(), g.members.end(), [](const gang::Member& a, const gang::Member& b) {
+    return a.pod->meta.name < b.pod->meta.name;
+  });
+  // Hints matter only to members still to place: most passes see none, and
+  // decoding a 100-member plan per gang per pass would be wasted.
+  if (std::ranges::find(g.members, MemberState::kPending, &gang::Member::state) ==
+      g.members.end()) {
+    return g;
+  }
+  const std::map<std::string, std::string> plan = PersistedPlan(g.members);
+  for (gang::Member& m : g.members) {
+    if (m.state != MemberState::kPending) continue;
+    if (auto it = plan.find(m.pod->meta.name); it != plan.end()) m.hint = it->second;
+  }
+  return g;
+}
+
+std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
+  // Conformance: a gang with a kube-system or system-critical member is
+  // offered, but marked, so the pass can say why it was spared.
+  gang::VictimCandidate v{
+      .key = g.key, .priority = g.priority, .created = g.created, .evictable = gang::Evictable(g)};
+  for (const gang::Member& m : g.members) {
+    if (m.state != MemberState::kBound || m.terminating) continue;
+    Resources held = WithPodSlot(m.pod->EffectiveRequest());
+    v.gpus += held.milli_gpus();
+    v.pods.push_back({.uid = m.pod->meta.uid,
+                      .namespace_ = m.pod->meta.namespace_,
+                      .name = m.pod->meta.name,
+                      .node = m.node,
+                      .request = std::move(held),
+                      .gpus = HoldingOf(m.pod->meta.annotations)});
+  }
+  if (v.pods.empty()) return std::nullopt;
+  return v;
+}
+
+bool Fits(const NodeInfo* node, const Resources& need) {
+  if (node == nullptr || !node->known()) return false;
+  for (const auto& [resource, amount] : need.entries()) {
+    if (amount > 0 && amount > node->Free(resource)) return false;
+  }
+  return true;
+}
+
+// True when every new assignment of `plan` still fits the state now, the
+// plan's own members counted together.
+bool StillFits(const ClusterState& state, const gang::GangPlan& plan) {
+  std::map<std::string, Resources> need;
+  for (const gang::Assignment& a : plan.reserve) {
+    const PodRecord* pod = state.FindPod(a.pod_uid);
+    if (pod == nullptr || !pod->node_name.empty() || pod->terminal || pod->terminating) {
+      return false;
+    }
+    need[a.node] += WithPodSlot(pod->request);
+  }
+  for (const auto& [node, resources] : need) {
+    if (!Fits(state.FindNode(node), resources)) return false;
+  }
+  return true;
+}
+
+std::string PlacementJson(const gang::GangPlan& plan, const PodGroup& group) {
+  GangPlacement placement{.pod_group = group.meta.name};
+  for (const gang::Assignment& a : plan.placement) placement.members[a.pod_name] = a.node;
+  return kube::EncodeGangPlacement(placement);
+}
+
+bool Contains(const std::vector<std::string>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+bool Gated(const gang::Member& m) {
+  const auto& gates = m.pod->spec.scheduling_gates;
+  return std::find(gates.begin(), gates.end(), kGangSchedulingGate) != gates.end();
+}
+
+// Whether the pass plans a pending member. A member of a gang of one whose
+// pod carries no gate goes the usual way: filter fits it anywhere once its
+// queue admits it (queue_gate.h), and the pass plans it only when the queue
+// turned it away - then in queue order, like any gang.
+// A waiting one is planned only while its queue takes new work, as filter
+// would admit it: the other pods of its group (a ReplicaSet's) running in a
+// queue since deleted or closed do not make room for it.
+bool PassPlans(const gang::Gang& g, const gang::Member& m, const WaitingPods& waiting,
+               const std::map<std::string, Queue, std::less<>>& queues) {
+  if (g.spec.min_member > 1 || Gated(m)) return true;
+  if (!waiting.contains(m.pod->meta.uid)) return false;
+  const std::string name = QueueName(g.spec);
+  const auto queue = queues.find(name);
+  return queue == queues.end() ? name == kDefaultQueue : queue->second.IsOpen();
+}
+
+// One walk over the nodes: the free capacity of the schedulable ones (what
+// queues share) and, when `with_view`, the view the gang pass plans on.
+void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) {
+  if (with_view) in.view.nodes.reserve(snapshot.node_count());
+  snapshot.ForEachNode([&](const NodeInfo& info) {
+    if (!info.known()) return;
+    const bool schedulable = info.node->IsReady() && !info.node->unschedulable;
+    Resources free = info.allocatable - info.allocated;
+    if (schedulable) in.free += free.ClampedAtZero();
+    if (with_view) {
+      in.view.nodes.push_back(gang::NodeView{.node = info.node,
+                                             .free = std::move(free),
+                                             .schedulable = schedulable,
+                                             .gpu_layout = info.Gpus().layout,
+                                             .free_gpus = FreeGpus(info.Gpus(), info.gpu_holds),
+                                             .gpu_cards = info.Gpus().cards,
+                                             .gpu_uses = info.gpu_holds.uses});
+    }
+  });
+  std::sort(in.view.nodes.begin(), in.view.nodes.end(),
+            [](const gang::NodeView& a, const gang::NodeView& b) { return a.name() < b.name(); });
+}
+
+// Whether the pass needs the nodes' view for `g`: members to place or
+// reservations to keep. Admission (Pending -> Inqueue) weighs
+// spec.minResources against the free capacity, before any pod exists: the
+// reconciler creates a Job's pods only after it.
+bool NeedsView(const gang::Gang& g, const WaitingPods& waiting,
+               const std::map<std::string, Queue, std::less<>>& queues) {
+  const bool awaits_admission = gang::AwaitsAdmission(g) && g.spec.min_resources.has_value();
+  return awaits_admission || std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+           return m.state == MemberState::kReserved ||
+                  (m.state == MemberState::kPending && PassPlans(g, m, waiting, queues));
+         });
+}
+
+// What the controller remembers of `g`: its reservation's last progress, a
+// preemption in flight, and its members it evicted (terminating already).
+void Remember(const GangRecords& records, const std::map<std::string, Time>& evicted, Time now,
+              gang::Gang& g) {
+  if (auto it = records.find(g.key); it != records.end()) {
+    g.reserved_since = it->second.reserved_since;
+    g.preempting = it->second.preempting_until && *it->second.preempting_until > now;
+  }
+  for (gang::Member& m : g.members) {
+    const auto it = evicted.find(m.pod->meta.uid);
+    if (it != evicted.end() && it->second > now && m.state == MemberState::kBound) {
+      m.terminating = true;
+    }
+  }
+}
+
+}  // namespace
+
+int32_t CountScheduled(const gang::Gang& g) {
+  return static_cast<int32_t>(std::ranges::count_if(g.members, &gang::Member::Scheduled));
+}
+
+int32_t CountReserved(const gang::Gang& g) {
+  return static_cast<int32_t>(
+      std::ranges::count(g.members, MemberState::kReserved, &gang::Member::state));
+}
+
+// The gangs the pass plans: all but those their queue holds back, without
+// the pending members it leaves to filter (PassPlans).
+std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
+                                     const std::vector<gang::Wait>& held,
+                                     const WaitingPods& waiting,
+                                     const std::map<std::string, Queue, std::less<>>& queues) {
+  std::set<std::string> keys;
+  for (const gang::Wait& w : held) keys.insert(w.key);
+  std::vector<gang::Gang> out;
+  out.reserve(gangs.size());
+  for (const gang::Gang& g : gangs) {
+    if (keys.contains(g.key)) continue;
+    out.push_back(g);
+    std::erase_if(out.back().members, [&](const gang::Member& m) {
+      return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
+    });
+  }
+  return out;
+}
+
+// What the applied plans reserved, per queue of each gang's path.
+std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>& gangs,
+                                                  const gang::PassResult& result,
+                                                  const std::vector<std::string>& applied) {
+  std::map<std::string, Resources> out;
+  for (const gang::GangPlan& plan : result.plans) {
+    if (!Contains(applied, plan.key)) continue;
+    const auto g = std::ranges::find(gangs, plan.key, &gang::Gang::key);
+    if (g == gangs.end() || g->queues.empty()) continue;
+    Resources need;
+    for (const gang::Assignment& a : plan.reserve) {
+      const auto m = std::ranges::find_if(g->members, [&](const gang::Member& member) {
+        return member.pod->meta.uid == a.pod_uid;
+      });
+      if (m != g->members.end()) need += m->pod->EffectiveRequest();
+    }
+    need.Erase(kPods);
+    for (const std::string& queue : g->queues) out[queue] += need;
+  }
+  return out;
+}
+
+GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
+                           const std::map<std::string, Time>& evicted, Time now) {
+  GangInputs in;
+  const ClusterSnapshot snapshot = state.Snapshot();
+  bool needs_view = false;
+  const QueueGate& gate = state.queue_gate();
+  in.waiting = gate.waiting();
+  in.charged = gate.charged();
+  auto add = [&](const std::string& key, const PodGroup& group) {
+    auto pods = state.gang_pods().find(key);
+    gang::Gang g = GangOf(group, pods == state.gang_pods().end() ? nullptr : &pods->second, state);
+    needs_view = needs_view || NeedsView(g, in.waiting, snapshot.workloads().queues());
+    Remember(records, evicted, now, g);
+    for (const gang::Member& m : g.members) {
+      if (m.state != MemberState::kPending) in.placed.insert(m.pod->meta.uid);
+    }
+    if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
+    in.gangs.push_back(std::move(g));
+    in.groups.emplace(key, group);
+  };
+  for (const auto& [key, group] : snapshot.workloads().pod_groups()) add(key, group);
+  // Volcano's PodGroups of one (plain pods of a served scheduler): derived
+  // from their first pod, kept in no API object.
+  for (const auto& [key, pods] : state.gang_pods()) {
+    if (pods.empty() || in.groups.contains(key)) continue;
+    const Pod& first = *pods.begin()->second;
+    if (!first.GroupName().empty()) continue;  // names a PodGroup not created yet
+    PodGroup group = ImplicitPodGroup(first);
+    for (const auto& [uid, pod] : pods) {
+      group.meta.creation_timestamp =
+          std::min(group.meta.creation_timestamp, pod->meta.creation_timestamp);
+    }
+    in.implicit.insert(key);
+    add(key, group);
+  }
+  // The view only matters when some gang has members to place (or
+  // reservations to keep): the passes between copy no 1000 nodes.
+  ScanNodes(snapshot, needs_view, in);
+  in.queues = snapshot.workloads().queues();
+  in.broken_groups = snapshot.workloads().broken_pod_groups();
+  in.broken_queues = snapshot.workloads().broken_queues();
+  return in;
+}
+
+std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,
+                                   const gang::PassResult& result, Duration reservation_ttl) {
+  for (const std::string& key : result.expired) {
+    for (const gang::Gang& g : inputs.gangs) {
+      if (g.key != key) continue;
+      for (const gang::Member& m : g.members) {
+        if (m.state == MemberState::kReserved) state.Forget(m.pod->meta.uid, m.node);
+      }
+    }
+    state.SetGangPlan(key, "");
+  }
+  std::vector<std::string> applied;
+  for (const gang::GangPlan& plan : result.plans) {
+    // An expired gang waits a pass: the capacity it let go goes to the gangs
+    // behind it first, and members that could not claim their nodes (an
+    // in-tree filter muster does not model, say) are not sent back at once.
+    if (Contains(result.expired, plan.key) || !StillFits(state, plan)) continue;
+    for (const gang::Assignment& a : plan.reserve) {
+      state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl, a.gpus);
+    }
+    state.SetGangPlan(plan.key, PlacementJson(plan, inputs.groups.at(plan.key)));
+    applied.push_back(plan.key);
+  }
+  return applied;
+}
+
+}  // namespace muster::extender

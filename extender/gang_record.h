@@ -1,0 +1,51 @@
+// GangRecord: what the gang controller remembers of one gang between passes.
+//
+// One record per gang key (PodGroup "namespace/name"), so a gang that
+// finished or was deleted is forgotten by one erase. Members are recorded
+// only while reserved (by pod uid).
+//
+// Thread-safety: plain values; the controller's pass thread owns them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/pod_group.h"
+#include "model/time.h"
+
+namespace muster::extender {
+
+// A reserved member the controller planned (not one bind holds a node for).
+struct MemberRecord {
+  // A pass reserved it (so it is the controller's to wake).
+  bool planned = false;
+  // The node it was woken (its gate lifted, or touched) for; empty: not yet.
+  std::string woken_on;
+};
+
+struct GangRecord {
+  // Members scheduled (bound or finished) at the last pass.
+  int32_t scheduled = 0;
+  // The last progress of the gang's current reservation (made, or a member
+  // bound); unset while it holds none (gang::Gang::reserved_since).
+  std::optional<Time> reserved_since;
+  // A preemption for this gang is in flight: no new victims before this.
+  std::optional<Time> preempting_until;
+  // When the gang was admitted (Inqueue), until minMember are scheduled.
+  std::optional<Time> admitted_at;
+  // minMember members were scheduled once (the wait clock stopped).
+  bool started = false;
+  // The PodGroup status last written, and when. `written` is unset again
+  // when that write failed, so the next pass writes it again.
+  std::optional<PodGroupStatus> written;
+  std::optional<Time> written_at;
+  // The reserved members a pass planned, by pod uid.
+  std::map<std::string, MemberRecord, std::less<>> members;
+};
+
+// By gang key.
+using GangRecords = std::map<std::string, GangRecord, std::less<>>;
+
+}  // namespace muster::extender

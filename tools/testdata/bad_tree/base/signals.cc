@@ -1,0 +1,1 @@
+#include "model/status.h"  // base includes no muster module
