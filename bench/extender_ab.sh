@@ -17,8 +17,11 @@
 #
 # usage: bench/extender_ab.sh [--base REV] [--base-dir DIR] [--rounds N]
 #                             [--filter REGEX] [--min-time S] [--out DIR]
-#                             [--callgrind]
+#                             [--callgrind] [--target NAME]
 #   REV         the base commit (default 265a81c: the code before GPU sharing)
+#   NAME        the benchmark binary of bench/ (default extender_bench;
+#               gang_bench: the gang pass, its filter default '.'): its
+#               sources are copied over BASE's too
 #   --base-dir  its scratch worktree, added when missing (default
 #               ${TMPDIR:-/tmp}/muster-bench-base); its bench/ is overwritten
 #   N           rounds (default 5); round r runs base then current when r is
@@ -48,19 +51,25 @@ min_time=0.5
 out=${TMPDIR:-/tmp}/muster-extender-ab
 jobs=${JOBS:-2}
 callgrind=0
+target=extender_bench
+filter_given=0
 while (($#)); do
   case $1 in
     --base) base=$2; shift 2 ;;
     --base-dir) base_dir=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    --filter) filter=$2; shift 2 ;;
+    --filter) filter=$2; filter_given=1; shift 2 ;;
     --min-time) min_time=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --callgrind) callgrind=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    --target) target=$2; shift 2 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "extender_ab.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+
+if [[ $target != extender_bench ]] && ((!filter_given)); then filter=.; fi
+[[ -f $REPO/bench/$target.cc ]] || { echo "extender_ab.sh: no bench/$target.cc" >&2; exit 2; }
 
 base_commit=$(git -C "$REPO" rev-parse --verify "$base^{commit}")
 if [[ ! -e $base_dir/.git ]]; then
@@ -72,7 +81,7 @@ if [[ $(git -C "$base_dir" rev-parse HEAD) != "$base_commit" ]]; then
 fi
 # The same benchmark sources on both sides (see the top).
 git -C "$base_dir" checkout --quiet -- bench
-cp "$REPO"/bench/extender_bench.cc "$REPO"/bench/cluster_fixture.h "$REPO"/bench/cluster_fixture.cc \
+cp "$REPO/bench/$target.cc" "$REPO"/bench/cluster_fixture.h "$REPO"/bench/cluster_fixture.cc \
   "$base_dir"/bench/
 
 launcher=()
@@ -80,10 +89,10 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 for tree in "$base_dir" "$REPO"; do
-  echo "=== building extender_bench in $tree"
+  echo "=== building $target in $tree"
   cmake -S "$tree" -B "$tree/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
-  cmake --build "$tree/build-bench" -j"$jobs" --target extender_bench | tail -1
+  cmake --build "$tree/build-bench" -j"$jobs" --target "$target" | tail -1
 done
 
 rm -rf "$out"
@@ -92,14 +101,14 @@ current_desc="$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --qu
 {
   mode="$rounds rounds"
   ((callgrind)) && mode="callgrind, one run per benchmark"
-  echo "base $base ($base_commit), current $current_desc, $mode, filter $filter, min_time $min_time"
+  echo "$target: base $base ($base_commit), current $current_desc, $mode, filter $filter, min_time $min_time"
   echo "host: $(nproc) cores, $(uname -r), load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out/context.txt"
 binary() {  # binary SIDE
   if [[ $1 == base ]]; then
-    echo "$base_dir/build-bench/bench/extender_bench"
+    echo "$base_dir/build-bench/bench/$target"
   else
-    echo "$REPO/build-bench/bench/extender_bench"
+    echo "$REPO/build-bench/bench/$target"
   fi
 }
 if ((callgrind)); then

@@ -132,16 +132,18 @@ TEST_F(JobControllerWritesTest, ARestartMarksThenWritesTheStatusThenKills) {
 }
 
 // The status precondition: a 409 makes the sync GET the Job and plan and
-// write again, up to 3 times (then the next sync does).
+// write again, up to 3 times (then the next sync does). Each case has a
+// fixture of its own: a second RestartJob on one Job meets a Job already
+// restarting, whose status need not change again.
 struct ConflictCase {
   const char* name;
   int conflicts;
 };
-// One case per controller: a second RestartJob on the same fixture meets a
-// Job already restarting and (under ASan, 10 of 15 runs) wrote no new status
-// within the wait - the cases shared one Job. Two or three conflicts need a
-// fixture each; see the issue 20 note.
-const ConflictCase kConflictCases[] = {{"one conflict", 1}};
+const ConflictCase kConflictCases[] = {
+    {"one_conflict", 1},
+    {"two_conflicts", 2},
+    {"three_conflicts_the_last_retry_writes", 3},
+};
 
 bool IsSubsequence(const std::vector<std::string>& want, const std::vector<std::string>& calls) {
   size_t next = 0;
@@ -151,36 +153,42 @@ bool IsSubsequence(const std::vector<std::string>& want, const std::vector<std::
   return next == want.size();
 }
 
-TEST_F(JobControllerWritesTest, AConflictOnTheStatusPreconditionReadsTheJobAgainAndRetries) {
+class JobControllerConflictTest : public JobControllerWritesTest,
+                                  public ::testing::WithParamInterface<ConflictCase> {};
+
+TEST_P(JobControllerConflictTest, AConflictOnTheStatusPreconditionReadsTheJobAgainAndRetries) {
+  const ConflictCase& c = GetParam();
   StartJob();
-  for (const ConflictCase& c : kConflictCases) {
-    SCOPED_TRACE(c.name);
-    const int version = Status("train").version;
-    const size_t since = api_->Requests().size();
-    for (int i = 0; i < c.conflicts; ++i) api_->FailNext("PATCH", kStatusPath, 409);
-    controller_->Submit(kJobKey, Request{.action = std::string(kRestartJob)});
-    ASSERT_TRUE(WaitWhileTimePasses([&] { return Status("train").version > version; }));
-    // Each refused write is followed by a GET of the Job, then a write.
-    std::vector<std::string> calls;
-    const auto all = api_->Requests();
-    for (size_t i = since; i < all.size(); ++i) {
-      if (all[i].path == kStatusPath || all[i].path == kJobPath) {
-        calls.push_back(all[i].method + " " + all[i].path);
-      }
+  const int version = Status("train").version;
+  const size_t since = api_->Requests().size();
+  for (int i = 0; i < c.conflicts; ++i) api_->FailNext("PATCH", kStatusPath, 409);
+  controller_->Submit(kJobKey, Request{.action = std::string(kRestartJob)});
+  ASSERT_TRUE(WaitWhileTimePasses([&] { return Status("train").version > version; }));
+  // Each refused write is followed by a GET of the Job, then a write.
+  std::vector<std::string> calls;
+  const auto all = api_->Requests();
+  for (size_t i = since; i < all.size(); ++i) {
+    if (all[i].path == kStatusPath || all[i].path == kJobPath) {
+      calls.push_back(all[i].method + " " + all[i].path);
     }
-    std::vector<std::string> want;
-    for (int i = 0; i < c.conflicts; ++i) {
-      want.push_back("PATCH " + std::string(kStatusPath));
-      want.push_back("GET " + std::string(kJobPath));
-    }
-    want.push_back("PATCH " + std::string(kStatusPath));
-    // A subsequence, not a prefix, and the version past (not exactly one
-    // past) the one read: a status write the fake clock makes due meanwhile
-    // (the counters' 2 s window) may come in between and take a refusal or a
-    // version of its own (seen under ASan, where the sync is slower).
-    EXPECT_TRUE(IsSubsequence(want, calls)) << ::testing::PrintToString(calls);
   }
+  std::vector<std::string> want;
+  for (int i = 0; i < c.conflicts; ++i) {
+    want.push_back("PATCH " + std::string(kStatusPath));
+    want.push_back("GET " + std::string(kJobPath));
+  }
+  want.push_back("PATCH " + std::string(kStatusPath));
+  // A subsequence, not a prefix, and the version past (not exactly one
+  // past) the one read: a status write the fake clock makes due meanwhile
+  // (the counters' 2 s window) may come in between and take a refusal or a
+  // version of its own (seen under ASan, where the sync is slower).
+  EXPECT_TRUE(IsSubsequence(want, calls)) << ::testing::PrintToString(calls);
 }
+
+INSTANTIATE_TEST_SUITE_P(Conflicts, JobControllerConflictTest, ::testing::ValuesIn(kConflictCases),
+                         [](const ::testing::TestParamInfo<ConflictCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace muster::reconciler
