@@ -144,17 +144,8 @@ class Recorder:
                 self.lock.notify_all()
 
     def watch(self, what, path, handler):
-        def on_list(items):
-            now = time.monotonic()
-            for obj in items:
-                handler(obj, now)
-
-        def on_event(kind, obj):
-            if kind != "DELETED":
-                handler(obj, time.monotonic())
-
-        cluster.list_then_watch(lambda: self.api.connect(600), path, on_list, on_event, self.opened[what].set,
-                                lambda e: self.errors.append(f"watch {what}: {e}"))
+        cluster.watch_present(lambda: self.api.connect(600), path, handler, self.opened[what].set,
+                              lambda e: self.errors.append(f"watch {what}: {e}"))
 
 
 def post(conn_box, api, path, obj):

@@ -202,19 +202,10 @@ class Run:
             self.lock.notify_all()
 
     def watch(self, what, path, handler, selector=""):
-        def on_list(items):
-            now = time.monotonic()
-            for obj in items:
-                handler(obj, now)
-
-        def on_event(kind, obj):
-            if kind != "DELETED":
-                handler(obj, time.monotonic())
-
-        cluster.list_then_watch(lambda: self.api.connect(900), path, on_list, on_event,
-                                self.opened.setdefault(what, threading.Event()).set,
-                                lambda e: self.errors.append(f"watch {what}: {e}"),
-                                query=f"&labelSelector={selector}" if selector else "", watch_seconds=600)
+        cluster.watch_present(lambda: self.api.connect(900), path, handler,
+                              self.opened.setdefault(what, threading.Event()).set,
+                              lambda e: self.errors.append(f"watch {what}: {e}"),
+                              query=f"&labelSelector={selector}" if selector else "", watch_seconds=600)
 
     def snapshot(self):
         snap = {"t": time.monotonic(), "cpu": cpu_seconds(self.args.cluster_dir)}

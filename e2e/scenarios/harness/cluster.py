@@ -161,6 +161,23 @@ def list_then_watch(connect, path, on_list, on_event, on_open, on_error, *, quer
             time.sleep(0.5)
 
 
+def watch_present(connect, path, handler, on_open, on_error, **kwargs):
+    """list_then_watch for a recorder that keeps only when each object was
+    first seen in some state: handler(obj, time.monotonic()) for every
+    listed object (one time for the whole list) and every event but
+    DELETED. Never returns; `kwargs` go to list_then_watch."""
+    def on_list(items):
+        now = time.monotonic()
+        for obj in items:
+            handler(obj, now)
+
+    def on_event(kind, obj):
+        if kind != "DELETED":
+            handler(obj, time.monotonic())
+
+    list_then_watch(connect, path, on_list, on_event, on_open, on_error, **kwargs)
+
+
 def node_allocatable(node, resource, parse=int):
     """A Node's allocatable `resource` (0 when absent), parsed by `parse`."""
     return parse((node["status"].get("allocatable") or {}).get(resource, "0"))
