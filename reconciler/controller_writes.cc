@@ -4,18 +4,12 @@
 // resourceVersion, coalesced when it may wait), then the kills, the
 // PodGroup, the pods, the Events and the Job's deletion. The pod and
 // PodGroup writes register their expectations (controller.h Expectations)
-// before they are sent. A plan's pod writes of one kind (marks, kills,
-// creations) are independent of each other and go as one batch through
-// base::WriteExecutor, the executor the gang controller's writes go through.
+// before they are sent.
 #include <spdlog/spdlog.h>
 
-#include <functional>
-#include <mutex>
-#include <string>
 #include <utility>
-#include <vector>
 
-#include "base/write_executor.h"
+#include "base/parallel.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 #include "reconciler/controller.h"
@@ -29,23 +23,6 @@ namespace muster::reconciler {
 using controller_internal::IgnorableCreate;
 using controller_internal::IgnorableDelete;
 using controller_internal::PodsIn;
-
-namespace {
-
-// Runs `writes` (each keyed by the pod it writes, its run true once
-// written) at most `parallelism` at once, started in the order given, on the
-// caller's thread and helpers; returns when all are done, with how many were
-// not written. A failed write is the next sync's to plan again (the
-// reconciler's own requeue), so the executor's retry list ends with the batch.
-size_t SendBatch(std::vector<base::WriteExecutor::Write> writes, int parallelism) {
-  // rank = position: started in the order given.
-  for (size_t i = 0; i < writes.size(); ++i) writes[i].rank = static_cast<int>(i);
-  base::WriteExecutor executor({.parallelism = parallelism});
-  executor.Submit(std::move(writes));
-  return executor.TakeUnwritten().size();
-}
-
-}  // namespace
 
 Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded) {
   const std::vector<PodRef> kills = PodsToKill(job, plan);
@@ -80,23 +57,18 @@ std::vector<JobController::PodRef> JobController::PodsToKill(const Job& job, con
 }
 
 void JobController::MarkOutOfSync(const Job& job, const std::vector<PodRef>& pods) {
-  auto mark = [&](const PodRef& pod) {
+  base::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     // The uid precondition: a replacement of the same name is not marked.
     const std::string patch =
-        kube::EncodeAnnotationsPatch({{std::string(kOutOfSyncKey), "true"}}, pod.uid);
-    StatusOr<std::string> r = client_->Patch(PodsIn(job.meta.namespace_).WithName(pod.name),
+        kube::EncodeAnnotationsPatch({{std::string(kOutOfSyncKey), "true"}}, pods[i].uid);
+    StatusOr<std::string> r = client_->Patch(PodsIn(job.meta.namespace_).WithName(pods[i].name),
                                              kube::PatchType::kMerge, patch);
     metrics_->CountWrite("patch", "pods");
-    if (r.ok() || r.status().code() == StatusCode::kNotFound) return true;
-    spdlog::warn("reconciler: mark pod {}/{}: {}", job.meta.namespace_, pod.name,
-                 r.status().ToString());
-    return false;
-  };
-  std::vector<base::WriteExecutor::Write> writes;
-  for (const PodRef& pod : pods) {
-    writes.push_back({.key = pod.name, .run = [&mark, &pod] { return mark(pod); }});
-  }
-  SendBatch(std::move(writes), options_.writes_per_sync);
+    if (!r.ok() && r.status().code() != StatusCode::kNotFound) {
+      spdlog::warn("reconciler: mark pod {}/{}: {}", job.meta.namespace_, pods[i].name,
+                   r.status().ToString());
+    }
+  });
 }
 
 Status JobController::WriteOrHoldStatus(const Job& job, const Plan& plan) {
@@ -124,28 +96,23 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
 // Expectations are registered before the write: the informer may deliver
 // its event before the call returns.
 void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
-  const Time now = clock_.Now();
-  auto kill = [&](const PodRef& pod) {
+  Time now = clock_.Now();
+  base::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     {
       base::MutexLock lock(&mu_);
-      expected_.killed_pods[pod.uid] = now;
+      expected_.killed_pods[pods[i].uid] = now;
     }
-    Status s =
-        client_
-            ->Delete(PodsIn(job.meta.namespace_).WithName(pod.name), {.precondition_uid = pod.uid})
-            .status();
+    Status s = client_
+                   ->Delete(PodsIn(job.meta.namespace_).WithName(pods[i].name),
+                            {.precondition_uid = pods[i].uid})
+                   .status();
     metrics_->CountWrite("delete", "pods");
-    if (IgnorableDelete(s) || s.code() == StatusCode::kConflict) return true;  // gone or replaced
-    spdlog::warn("reconciler: delete pod {}/{}: {}", job.meta.namespace_, pod.name, s.ToString());
+    if (IgnorableDelete(s) || s.code() == StatusCode::kConflict) return;  // gone or replaced
+    spdlog::warn("reconciler: delete pod {}/{}: {}", job.meta.namespace_, pods[i].name,
+                 s.ToString());
     base::MutexLock lock(&mu_);
-    expected_.killed_pods.erase(pod.uid);
-    return false;
-  };
-  std::vector<base::WriteExecutor::Write> writes;
-  for (const PodRef& pod : pods) {
-    writes.push_back({.key = pod.name, .run = [&kill, &pod] { return kill(pod); }});
-  }
-  SendBatch(std::move(writes), options_.writes_per_sync);
+    expected_.killed_pods.erase(pods[i].uid);
+  });
 }
 
 std::vector<PodSlot> JobController::PodsToCreate(const Job& job,
@@ -161,15 +128,17 @@ std::vector<PodSlot> JobController::PodsToCreate(const Job& job,
 
 Status JobController::CreatePods(const Job& job, const std::vector<PodSlot>& slots) {
   const std::vector<PodSlot> todo = PodsToCreate(job, slots);
-  const Time now = clock_.Now();
-  base::Mutex first_mu;
+  Time now = clock_.Now();
+  base::Mutex failed_mu;
+  int failed = 0;
   Status first;  // the first failure, for the one Event and the requeue
   auto fail = [&](const std::string& name, const Status& why) {
-    base::MutexLock lock(&first_mu);
-    if (first.ok()) first = why.Annotate("pod " + name);
-    return false;
+    base::MutexLock lock(&failed_mu);
+    if (failed++ == 0) first = why.Annotate("pod " + name);
   };
-  auto create = [&](const PodSlot& slot, const std::string& name) {
+  base::ParallelFor(todo.size(), options_.writes_per_sync, [&](size_t i) {
+    const PodSlot& slot = todo[i];
+    std::string name = PodName(job.meta.name, job.spec.tasks[slot.task].name, slot.index);
     StatusOr<std::string> body = BuildPod(job, slot.task, slot.index, options_.pods);
     if (!body.ok()) return fail(name, body.status());
     const std::string key = ObjectKey(job.meta.namespace_, name);
@@ -179,20 +148,14 @@ Status JobController::CreatePods(const Job& job, const std::vector<PodSlot>& slo
     }
     Status s = client_->Create(PodsIn(job.meta.namespace_), *body).status();
     metrics_->CountWrite("create", "pods");
-    if (s.ok()) return true;
+    if (s.ok()) return;
     {
       base::MutexLock lock(&mu_);
       expected_.created_pods.erase(key);  // AlreadyExists too: the informer has (or will have) it
     }
-    if (s.code() == StatusCode::kAlreadyExists) return true;
-    return fail(name, s);
-  };
-  std::vector<base::WriteExecutor::Write> writes;
-  for (const PodSlot& slot : todo) {
-    std::string name = PodName(job.meta.name, job.spec.tasks[slot.task].name, slot.index);
-    writes.push_back({.key = name, .run = [&create, &slot, name] { return create(slot, name); }});
-  }
-  const size_t failed = SendBatch(std::move(writes), options_.writes_per_sync);
+    if (s.code() == StatusCode::kAlreadyExists) return;
+    fail(name, s);
+  });
   if (failed == 0) return Status::Ok();
   std::string what =
       first.message() +

@@ -14,12 +14,12 @@
 // per pod. The change held back is not kept here: the caller syncs the Job
 // again when it is due and plans the status afresh.
 //
-// Not sent through base::WriteExecutor like the pod writes
-// (controller_writes.cc): the sync waits for each status write's answer -
-// a 409 makes it read the Job and plan again, and the kills that follow
-// must not go before the status that records them - and a change held back
-// is planned afresh when due, not queued, so there is nothing to coalesce
-// in a queue.
+// Not base::WriteExecutor (the gang controller's): the sync waits for each
+// status write's answer - a 409 makes it read the Job and plan again, and
+// the kills that follow must not go before the status that records them -
+// and a change held back is planned afresh when due, not queued, so a queue
+// would have nothing to coalesce. A sync's pod writes are likewise one
+// ordered batch with unique objects (base::ParallelFor).
 //
 // Thread-safety: thread-safe; no lock is held during a write.
 #pragma once
