@@ -122,13 +122,8 @@ std::string PlacementJson(const gang::GangPlan& plan, const PodGroup& group) {
   return kube::EncodeGangPlacement(placement);
 }
 
-bool Contains(const std::vector<std::string>& keys, std::string_view key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-
 bool Gated(const gang::Member& m) {
-  const auto& gates = m.pod->spec.scheduling_gates;
-  return std::find(gates.begin(), gates.end(), kGangSchedulingGate) != gates.end();
+  return GangGateIndex(m.pod->spec.scheduling_gates).has_value();
 }
 
 // Whether the pass plans a pending member. A member of a gang of one whose
@@ -320,6 +315,10 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
     applied.push_back(plan.key);
   }
   return applied;
+}
+
+bool Contains(const std::vector<std::string>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 }  // namespace muster::extender

@@ -51,6 +51,9 @@ struct GangInputs {
 GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
                            const std::map<std::string, Time>& evicted, Time now);
 
+// Whether `key` is one of `keys` (the pass result's lists of gang keys).
+bool Contains(const std::vector<std::string>& keys, std::string_view key);
+
 // Members scheduled (bound or finished), and reserved.
 int32_t CountScheduled(const gang::Gang& g);
 int32_t CountReserved(const gang::Gang& g);

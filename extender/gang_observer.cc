@@ -2,13 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "extender/metrics.h"
 #include "kube/codec/json.h"
-#include "model/quantity.h"
+#include "model/resources.h"
 
 namespace muster::extender {
 namespace {
@@ -85,7 +84,7 @@ void CountPreemption(const PassFacts& facts, ExtenderMetrics& metrics) {
   const gang::Preemption& p = *facts.result.preemption;
   for (const std::string& v : p.victims) {
     if (!facts.inputs.groups.contains(v)) continue;
-    if (std::find(p.reclaimed.begin(), p.reclaimed.end(), v) == p.reclaimed.end()) continue;
+    if (!Contains(p.reclaimed, v)) continue;
     const auto q = facts.queues.queue_of.find(v);
     metrics.CountReclaim(q == facts.queues.queue_of.end() ? "" : q->second);
   }

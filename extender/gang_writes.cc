@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "model/quantity.h"
+#include "kube/codec/volcano_codec.h"
+#include "model/time.h"
 
 namespace muster::extender {
 namespace {
@@ -13,7 +14,6 @@ namespace {
 // The reason of the answer to a PodGroup or Queue that does not decode, as
 // the reconciler's for a Job.
 constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
-constexpr std::string_view kVolcanoApiVersion = "scheduling.volcano.sh/v1beta1";
 
 using gang::MemberState;
 
@@ -33,10 +33,6 @@ const gang::Wait* WaitOf(const gang::PassResult& result, std::string_view key) {
     if (w.key == key) return &w;
   }
   return nullptr;
-}
-
-bool Contains(const std::vector<std::string>& keys, std::string_view key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 // The gang as it is after the pass: planned members reserved, expired ones
@@ -62,7 +58,7 @@ gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied)
 
 Event GroupEvent(const PodGroup& group, std::string_view type, std::string_view reason,
                  std::string message, Time now) {
-  return NewEvent(ObjectReference{.api_version = std::string(kVolcanoApiVersion),
+  return NewEvent(ObjectReference{.api_version = std::string(kube::kSchedulingApiVersion),
                                   .kind = "PodGroup",
                                   .namespace_ = group.meta.namespace_,
                                   .name = group.meta.name,
@@ -154,9 +150,8 @@ void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
     if (member == record.members.end() || !member->second.planned) continue;
     if (member->second.woken_on == m.node) continue;
     member->second.woken_on = m.node;
-    const auto& gates = m.pod->spec.scheduling_gates;
-    const auto gate = std::find(gates.begin(), gates.end(), kGangSchedulingGate);
-    if (gate == gates.end()) {
+    const std::optional<size_t> gate = GangGateIndex(m.pod->spec.scheduling_gates);
+    if (!gate.has_value()) {
       out.push_back(AnnotateReservedNode{.gang = g.key,
                                          .namespace_ = m.pod->meta.namespace_,
                                          .name = m.pod->meta.name,
@@ -171,7 +166,7 @@ void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
                            .namespace_ = m.pod->meta.namespace_,
                            .name = m.pod->meta.name,
                            .uid = m.pod->meta.uid,
-                           .gate_index = static_cast<size_t>(gate - gates.begin()),
+                           .gate_index = *gate,
                            .node = m.node,
                            .pin = pin_members && !m.pod->spec.affinity.has_value()});
   }
@@ -301,18 +296,18 @@ void PlanBrokenAnswers(const GangInputs& inputs, Time now, WriteMemory& memory,
     out.push_back(AnswerBrokenPodGroup{key, group.namespace_, group.name,
                                        no_phase ? std::string(kPodGroupPending) : "",
                                        BrokenCondition(group, now)});
-    out.push_back(
-        CreateEvent{NewEvent(ObjectReference{.api_version = std::string(kVolcanoApiVersion),
-                                             .kind = "PodGroup",
-                                             .namespace_ = group.namespace_,
-                                             .name = group.name,
-                                             .uid = group.uid},
-                             "Warning", kReasonInvalidSpec, group.problem, "muster", now)});
+    out.push_back(CreateEvent{
+        NewEvent(ObjectReference{.api_version = std::string(kube::kSchedulingApiVersion),
+                                 .kind = "PodGroup",
+                                 .namespace_ = group.namespace_,
+                                 .name = group.name,
+                                 .uid = group.uid},
+                 "Warning", kReasonInvalidSpec, group.problem, "muster", now)});
   }
   for (const auto& [name, queue] : inputs.broken_queues) {
     if (!FirstTime(memory.broken_queues_said, name, queue.uid + "\n" + queue.problem)) continue;
     spdlog::warn("queue: Queue {} does not decode: {}", name, queue.problem);
-    Event e = NewEvent(ObjectReference{.api_version = std::string(kVolcanoApiVersion),
+    Event e = NewEvent(ObjectReference{.api_version = std::string(kube::kSchedulingApiVersion),
                                        .kind = "Queue",
                                        .name = queue.name,
                                        .uid = queue.uid},

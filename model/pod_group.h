@@ -1,6 +1,8 @@
 // PodGroup (scheduling.volcano.sh/v1beta1): a gang of pods that start together.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -49,6 +51,13 @@ inline bool TaskMinimumsBind(const PodGroupSpec& spec) {
 // reconciler does; users may): the extender's gang controller lifts it once
 // the whole gang is reserved (docs/gang.md).
 inline constexpr std::string_view kGangSchedulingGate = "muster.io/gang";
+// Where kGangSchedulingGate is among a pod's schedulingGates, if it is.
+inline std::optional<size_t> GangGateIndex(const std::vector<std::string>& scheduling_gates) {
+  const auto gate =
+      std::find(scheduling_gates.begin(), scheduling_gates.end(), kGangSchedulingGate);
+  if (gate == scheduling_gates.end()) return std::nullopt;
+  return static_cast<size_t>(gate - scheduling_gates.begin());
+}
 
 // Volcano phase names.
 inline constexpr std::string_view kPodGroupPending = "Pending";

@@ -7,7 +7,6 @@
 namespace muster::kube {
 namespace {
 
-constexpr std::string_view kSchedulingApiVersion = "scheduling.volcano.sh/v1beta1";
 constexpr std::string_view kBatchApiVersion = "batch.volcano.sh/v1alpha1";
 
 // How a status is written. A full object omits empty fields (Go omitempty);

@@ -15,6 +15,9 @@
 
 namespace muster::kube {
 
+// The apiVersion of PodGroups and Queues (and of Events about them).
+inline constexpr std::string_view kSchedulingApiVersion = "scheduling.volcano.sh/v1beta1";
+
 void DecodePodGroupFrom(DecodeContext& ctx, const JsonValue& v, PodGroup* out);
 StatusOr<PodGroup> DecodePodGroup(std::string_view json);
 StatusOr<ObjectList<PodGroup>> DecodePodGroupList(std::string_view json);
