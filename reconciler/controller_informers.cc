@@ -83,8 +83,11 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
       pods_by_job_[job_key].insert(pod.meta.Key());
       expected_.created_pods.erase(pod.meta.Key());
     } else {
-      pods_by_job_[job_key].erase(pod.meta.Key());
       expected_.killed_pods.erase(pod.meta.uid);
+      if (auto it = pods_by_job_.find(job_key); it != pods_by_job_.end()) {
+        it->second.erase(pod.meta.Key());
+        if (it->second.empty()) pods_by_job_.erase(it);  // its Job's last pod
+      }
     }
   }
   if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {

@@ -28,13 +28,6 @@ int32_t TotalReplicas(const Job& job) {
   return total;
 }
 
-const TaskSpec* FindTask(const Job& job, std::string_view name) {
-  for (const TaskSpec& task : job.spec.tasks) {
-    if (task.name == name) return &task;
-  }
-  return nullptr;
-}
-
 // A policy matches an event by name (or "*"), or an exit code by value.
 // PodPending matches only with a timeout: without one it would fire on
 // every pod creation.
@@ -552,6 +545,13 @@ PodGroup DesiredPodGroup(const Job& job) {
   }
   pg.spec.min_resources = min_resources;
   return pg;
+}
+
+const TaskSpec* FindTask(const Job& job, std::string_view name) {
+  for (const TaskSpec& task : job.spec.tasks) {
+    if (task.name == name) return &task;
+  }
+  return nullptr;
 }
 
 }  // namespace muster::reconciler

@@ -185,4 +185,7 @@ std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const 
 bool PodTaskAndIndex(const Pod& pod, std::string* task, int* index);
 int32_t PodVersion(const Pod& pod);
 
+// The task of `job` named `name`, or null.
+const TaskSpec* FindTask(const Job& job, std::string_view name);
+
 }  // namespace muster::reconciler

@@ -12,13 +12,6 @@
 namespace muster::reconciler {
 namespace {
 
-const TaskSpec* FindTask(const Job& job, std::string_view name) {
-  for (const TaskSpec& task : job.spec.tasks) {
-    if (task.name == name) return &task;
-  }
-  return nullptr;
-}
-
 // Container and init container restarts of a pod.
 int32_t Restarts(const Pod& pod) {
   int32_t n = 0;
