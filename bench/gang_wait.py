@@ -58,10 +58,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import cluster, figures, recording  # noqa: E402  e2e/scenarios/harness
 from harness.figures import summary  # noqa: E402  (the percentiles every bench prints)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
+from gang_workload import GATE, GROUP, pod_group  # noqa: E402  (the gang scenarios' PodGroup)
 
-GROUP = "scheduling.k8s.io/group-name"
 RUN = "muster.io/run-seconds"
-GATE = "muster.io/gang"
 PG_API = "/apis/scheduling.volcano.sh/v1beta1"
 CREATORS = 4  # connections creating one gang's pods
 
@@ -91,12 +90,6 @@ def make_workload(args):
                       "at": round(at, 3), "run": rng.randint(run_lo, run_hi)})
         total += size * gpus
     return {"seed": args.seed, "gangs": gangs, "pods": sum(g["size"] for g in gangs), "gpus": total}
-
-
-def pod_group(gang):
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": gang["name"]},
-            "spec": {"minMember": gang["size"], "queue": "default"}}
 
 
 def pod(gang, index, scheduler, gated):
@@ -167,7 +160,7 @@ def submit_gang(args, rec, gang, log):
     ns, api = args.namespace, rec.api
     entry = log[gang["name"]]
     try:
-        post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang))
+        post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang["name"], gang["size"]))
         entry["pgPosted"] = time.monotonic()
         if args.await_inqueue:
             with rec.lock:
