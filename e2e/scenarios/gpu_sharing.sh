@@ -100,9 +100,17 @@ summary=$(fractions) || fail "a GPU's shares add up past 1: $summary"
 gpus=$(python3 -c 'import json,sys; g=json.loads(sys.argv[1])["gpus"]; print(len(g), sorted(len(p) for p in g.values()))' "$summary")
 expect_eq "GPUs the 6 half-GPU workers hold, and workers per GPU" "$gpus" "3 [2, 2, 2]"
 wait_for "9 pods Running" 60 all_running 9
-shared=$(metric 'muster_gpus_shared{use="shared"}')
-partly=$(metric 'muster_gpus_shared{use="partly_used"}')
-expect_eq "muster_gpus_shared{shared, partly_used}" "$shared $partly" "3 0"
+# The gauges are set by the gang controller's pass, which can run up to a
+# pass behind the cache that /debug/state reads (a pass busy with the
+# gangs' writes): wait for them rather than read them once.
+gauges_are() {
+  local shared partly
+  shared=$(metric 'muster_gpus_shared{use="shared"}')
+  partly=$(metric 'muster_gpus_shared{use="partly_used"}')
+  echo "got $shared $partly"
+  [[ "$shared $partly" == "$1" ]]
+}
+wait_for "muster_gpus_shared{shared, partly_used} = 3 0" 10 gauges_are "3 0"
 curl -fsS --max-time 5 "$EXT_URL/debug/state" >"$E2E_TMP/state.json" || fail "cannot read /debug/state"
 listed=$(python3 -c '
 import json, sys
