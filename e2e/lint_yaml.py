@@ -76,13 +76,25 @@ for path, ds in docs.items():
         le = cfg.get("leaderElection") or {}
         check(le.get("leaderElect") is True and le.get("resourceName") == "volcano-scheduler",
               f"{rel}: leader election on its own lease volcano-scheduler")
+        secs = lambda v: float(str(v).rstrip("s")) if str(v).endswith("s") else -1
+        # The extender follows this Lease and stops 6 s (its default
+        # --leader-renew-deadline) after the holder's last renewal: that must
+        # come before a standby can take the Lease.
+        check(secs(le.get("leaseDuration")) > max(6, secs(le.get("renewDeadline"))) > 0,
+              f"{rel}: leaseDuration must exceed renewDeadline and the extender's 6s renew deadline")
     elif rel == "manifests/deploy/deployment.yaml":
         dep = ds[0]
         names = [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]]
         check(names == ["kube-scheduler", "extender", "reconciler"],
               f"{rel}: want containers kube-scheduler, extender, reconciler")
-        check(dep["spec"].get("replicas") == 1 and dep["spec"]["strategy"]["type"] == "Recreate",
-              f"{rel}: one replica, Recreate (the gang controller and the reconciler elect no leader)")
+        check(dep["spec"].get("replicas", 1) >= 2 and dep["spec"]["strategy"]["type"] == "RollingUpdate",
+              f"{rel}: two replicas, rolling update (one leads, the other is a warm standby)")
+        args = {c["name"]: c.get("args", []) for c in dep["spec"]["template"]["spec"]["containers"]}
+        for sidecar in ("extender", "reconciler"):
+            check("--leader-elect=true" in args.get(sidecar, []),
+                  f"{rel}: {sidecar} must run with --leader-elect=true beside another replica")
+        check("podAntiAffinity" in (dep["spec"]["template"]["spec"].get("affinity") or {}),
+              f"{rel}: replicas need pod anti-affinity")
 
 for p in problems:
     print(f"lint: {p}", file=sys.stderr)

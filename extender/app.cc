@@ -40,8 +40,8 @@ FlagSetter<Flags> ServerString(std::string ServerOptions::*field) {
   return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 
-const FlagTable<ExtenderFlags>& Setters() {
-  static const auto* setters = new FlagTable<ExtenderFlags>{
+FlagTable<ExtenderFlags> Setters() {
+  return FlagTable<ExtenderFlags>{
       {"listen", ServerString(&ServerOptions::listen_address)},
       {"prefix", ServerString(&ServerOptions::prefix)},
       {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
@@ -128,6 +128,14 @@ const FlagTable<ExtenderFlags>& Setters() {
          return Status::Ok();
        }},
   };
+}
+
+const FlagTable<ExtenderFlags>& AllSetters() {
+  static const auto* setters = [] {
+    auto* table = new FlagTable<ExtenderFlags>(Setters());
+    kube::AddLeaderFlags<Flags>(*table, [](Flags& f) -> kube::LeaderFlags& { return f.leader; });
+    return table;
+  }();
   return *setters;
 }
 
@@ -148,8 +156,9 @@ Status CheckCombination(const ExtenderFlags& flags) {
 
 StatusOr<ExtenderFlags> ParseExtenderFlags(const std::vector<std::string>& args) {
   ExtenderFlags flags;
-  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, Setters(), flags, &flags.help));
+  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, AllSetters(), flags, &flags.help));
   MUSTER_RETURN_IF_ERROR(CheckCombination(flags));
+  if (!flags.help) MUSTER_RETURN_IF_ERROR(kube::FinishLeaderFlags(&flags.leader));
   return flags;
 }
 
@@ -192,7 +201,15 @@ std::string ExtenderUsage() {
          "zone=topology.kubernetes.io/zone,rack=net/rack):\n"
          "                             gangs are packed into the lowest level that holds them\n"
          "  --gpu-topology-profiles FILE  GPU topologies by model (JSON, docs/topology.md) for\n"
-         "                             nodes without the muster.io/gpu-topology annotation\n";
+         "                             nodes without the muster.io/gpu-topology annotation\n" +
+         kube::LeaderFlagsUsage(DefaultLeaderFlags().election);
+}
+
+kube::LeaderFlags DefaultLeaderFlags() {
+  return kube::LeaderFlags{.enabled = false,
+                           .election = {.mode = kube::LeaderMode::kFollow,
+                                        .lease_namespace = "muster-system",
+                                        .lease_name = "volcano-scheduler"}};
 }
 
 namespace {
@@ -205,9 +222,11 @@ struct Clients {
   std::unique_ptr<kube::Client> gang;  // gates, PodGroup status, events, evictions
 };
 
-StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
-  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
-  if (!config.ok()) return config.status().Annotate("loading the client config");
+// `write_fence`: null, or leader election's (binds and the gang
+// controller's writes go out only while it holds).
+StatusOr<Clients> MakeClients(const ExtenderFlags& flags, const kube::ClientConfig& base_config,
+                              const std::function<bool()>& write_fence) {
+  StatusOr<kube::ClientConfig> config = base_config;
   config->qps = flags.kube_api_qps;
   config->burst = flags.kube_api_burst;
   Clients clients;
@@ -225,6 +244,7 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   bind_options.retry.max_attempts = 2;
   bind_options.retry.max_retry_after = std::chrono::seconds(1);
   bind_options.retry.backoff.max = std::chrono::milliseconds(500);
+  bind_options.write_fence = write_fence;
   StatusOr<std::unique_ptr<kube::Client>> bind = kube::Client::New(bind_config, bind_options);
   if (!bind.ok()) return bind.status();
   clients.bind = std::move(bind).value();
@@ -235,6 +255,7 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags) {
   gang_config.timeout = std::chrono::seconds(5);
   kube::ClientOptions gang_options;
   gang_options.retry.max_attempts = 2;
+  gang_options.write_fence = write_fence;
   StatusOr<std::unique_ptr<kube::Client>> gang = kube::Client::New(gang_config, gang_options);
   if (!gang.ok()) return gang.status();
   clients.gang = std::move(gang).value();
@@ -353,29 +374,53 @@ void PublishCache(ClusterCache& cache, ExtenderMetrics& metrics, bool synced) {
   metrics.SetGpuUsage(gpus);
 }
 
-// Waits for SIGTERM/SIGINT (blocked in every thread), sweeping expired
-// reservations and publishing the cache gauges once a second meanwhile.
-void ServeUntilSignal(const base::SignalWaiter& signals, ClusterCache& cache,
-                      ExtenderMetrics& metrics, const std::function<bool()>& synced,
-                      const std::function<void()>& on_synced,
-                      const std::function<std::vector<UndecodableEntry>()>& undecodable) {
+// What the main thread watches while the extender serves.
+struct MainLoop {
+  const base::SignalWaiter& signals;
+  ClusterCache& cache;
+  ExtenderMetrics& metrics;
+  std::function<bool()> synced;
+  // Leader election (kube::Election); null: this replica always leads.
+  const kube::Election* election = nullptr;
+  std::function<void()> start_gangs;
+  std::function<std::vector<UndecodableEntry>()> undecodable;
+
+  bool Leading() const { return election == nullptr || election->Leading(); }
+};
+
+// Waits for SIGTERM/SIGINT (blocked in every thread); returns the exit
+// code. The gang controller starts once the caches are synced and this
+// replica leads - a plan from half a cache could double-book, and a standby
+// must not write. A replica deposed after leading ends (1): its reservations
+// and plans may be stale, and restarted it re-derives them from the API as
+// a standby. Once a second: expired reservations swept, gauges published.
+int ServeUntilSignal(const MainLoop& loop) {
   bool started = false;
+  auto published = std::chrono::steady_clock::time_point{};
   for (;;) {
-    if (!started && synced()) {
-      on_synced();
+    if (!started && loop.synced() && loop.Leading()) {
+      loop.start_gangs();
       started = true;
     }
-    const auto tick =
-        started ? std::chrono::nanoseconds(999'999'999) : std::chrono::milliseconds(50);
-    if (const int sig = signals.Wait(tick); sig != 0) {
-      spdlog::info("extender: signal {}, shutting down", sig);
-      return;
+    if (loop.election != nullptr && loop.election->Deposed()) {
+      spdlog::error(
+          "extender: no longer beside the leading kube-scheduler (Lease {} held by "
+          "\"{}\"); exiting, to start again as a standby",
+          kube::LeaseKey(loop.election->options()), loop.election->LeaseHolder());
+      return 1;
     }
-    for (const std::string& uid : cache.ExpireAssumed()) {
+    if (const int sig = loop.signals.Wait(std::chrono::milliseconds(50)); sig != 0) {
+      spdlog::info("extender: signal {}, shutting down", sig);
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() - published < std::chrono::seconds(1)) continue;
+    published = std::chrono::steady_clock::now();
+    for (const std::string& uid : loop.cache.ExpireAssumed()) {
       spdlog::warn("extender: reservation of pod {} expired without its bound pod being seen", uid);
     }
-    PublishCache(cache, metrics, synced());
-    PublishUndecodable(undecodable(), metrics);
+    PublishCache(loop.cache, loop.metrics, loop.synced());
+    PublishUndecodable(loop.undecodable(), loop.metrics);
+    loop.metrics.SetLeader(loop.Leading());
   }
 }
 
@@ -448,8 +493,30 @@ bool StartServing(const ExtenderFlags& flags, Server& server, base::OpsServer& o
   return true;
 }
 
+// With --leader-elect, the election on kube-scheduler's Lease; else null.
+StatusOr<std::unique_ptr<kube::Election>> StartElection(const ExtenderFlags& flags,
+                                                        const kube::ClientConfig& config) {
+  if (!flags.leader.enabled) return std::unique_ptr<kube::Election>();
+  spdlog::info("extender: acting only while kube-scheduler's Lease {} is held by pod {}",
+               kube::LeaseKey(flags.leader.election), flags.leader.election.identity);
+  return kube::Election::Start(config, flags.leader.election);
+}
+
 int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
-  StatusOr<Clients> clients = MakeClients(flags);
+  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
+  if (!config.ok()) {
+    spdlog::error("extender: loading the client config: {}", config.status().ToString());
+    return 1;
+  }
+  StatusOr<std::unique_ptr<kube::Election>> election = StartElection(flags, *config);
+  if (!election.ok()) {
+    spdlog::error("extender: leader election: {}", election.status().ToString());
+    return 1;
+  }
+  const kube::Election* elected = election->get();
+  std::function<bool()> fence;
+  if (elected != nullptr) fence = [elected] { return elected->Leading(); };
+  StatusOr<Clients> clients = MakeClients(flags, *config, fence);
   if (!clients.ok()) {
     spdlog::error("extender: {}", clients.status().ToString());
     return 1;
@@ -478,13 +545,18 @@ int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
   watches.Start();
   base::OpsServer ops({.metrics = [&metrics] { return metrics.Text(); }, .ready = synced});
   if (!StartServing(flags, server, ops)) return 1;
-  ServeUntilSignal(
-      signals, cache, metrics, synced, [&] { gangs.Start(); }, undecodable);
+  const int code = ServeUntilSignal({.signals = signals,
+                                     .cache = cache,
+                                     .metrics = metrics,
+                                     .synced = synced,
+                                     .election = elected,
+                                     .start_gangs = [&gangs] { gangs.Start(); },
+                                     .undecodable = undecodable});
   gangs.Stop();
   ops.Stop();
   server.Stop();  // finishes the requests in flight
   watches.Stop();
-  return 0;
+  return code;
 }
 
 // glibc gives a worker's freed arena memory back to the kernel after each

@@ -31,9 +31,14 @@
 #include "extender/gpu_ledger.h"
 #include "extender/pipeline.h"
 #include "extender/server.h"
+#include "kube/client/leader_flags.h"
 #include "model/status.h"
 
 namespace muster::extender {
+
+// kFollow on kube-scheduler's Lease, muster-system/volcano-scheduler
+// (manifests/scheduler/kube-scheduler-config.yaml).
+kube::LeaderFlags DefaultLeaderFlags();
 
 struct ExtenderFlags {
   ServerOptions server;
@@ -54,6 +59,9 @@ struct ExtenderFlags {
   // --gpu-topology-profiles: GPU topologies by model, for nodes without the
   // muster.io/gpu-topology annotation (read once at start).
   GpuProfiles gpu_profiles;
+  // --leader-*: with two replicas, act only beside the kube-scheduler that
+  // holds its Lease (kube/client/leader_flags.h).
+  kube::LeaderFlags leader = DefaultLeaderFlags();
   bool help = false;  // --help / -h: print the usage and exit 0
 };
 

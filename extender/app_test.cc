@@ -41,6 +41,10 @@ TEST(ParseExtenderFlagsTest, ErrorsNameTheFlag) {
        "flag --prefix: prefix \"scheduler\" must start with '/'"},
       {"prefix with a regex", {"--prefix", "/a(b)"}, "flag --prefix"},
       {"positional", {"serve"}, "unexpected argument \"serve\""},
+      {"lease without namespace", {"--leader-lease=x"}, "flag --leader-lease"},
+      {"follow deadline not above the retry period",
+       {"--leader-elect=true", "--leader-renew-deadline=1s"},
+       "retry period must be shorter than the renew deadline"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -49,6 +53,26 @@ TEST(ParseExtenderFlagsTest, ErrorsNameTheFlag) {
     EXPECT_EQ(flags.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(flags.status().message().find(c.want), std::string::npos) << flags.status();
   }
+}
+
+// The extender elects nothing itself: with --leader-elect it follows
+// kube-scheduler's Lease, as the pod whose name is its hostname.
+TEST(ParseExtenderFlagsTest, LeaderElectionFollowsKubeSchedulersLease) {
+  StatusOr<ExtenderFlags> flags = ParseExtenderFlags({});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_FALSE(flags->leader.enabled);
+  flags = ParseExtenderFlags({"--leader-elect=true"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->leader.election.mode, kube::LeaderMode::kFollow);
+  EXPECT_EQ(kube::LeaseKey(flags->leader.election), "muster-system/volcano-scheduler");
+  EXPECT_FALSE(flags->leader.election.identity.empty());
+  EXPECT_EQ(flags->leader.election.identity.find('_'), std::string::npos)
+      << "the bare pod name, which kube-scheduler's identity starts with";
+  flags = ParseExtenderFlags({"--leader-elect=true", "--leader-identity=volcano-scheduler-abc12",
+                              "--leader-lease=ops/sched"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->leader.election.identity, "volcano-scheduler-abc12");
+  EXPECT_EQ(kube::LeaseKey(flags->leader.election), "ops/sched");
 }
 
 TEST(ParseExtenderFlagsTest, DefaultsAndValues) {

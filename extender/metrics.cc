@@ -86,6 +86,12 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
           .Name("muster_extender_cache_synced")
           .Help("1 once the node, pod, PodGroup and Queue caches have completed their first list.")
           .Register(*registry_);
+  auto& leader = prometheus::BuildGauge()
+                     .Name("muster_extender_leader")
+                     .Help(
+                         "1 while this replica acts: beside the kube-scheduler that holds the "
+                         "leader Lease, or always without --leader-elect; 0 on a standby.")
+                     .Register(*registry_);
   const auto verbs = WithOther(kVerbs);
   const auto reasons = WithOther(ReasonCodes());
   for (std::string_view verb : verbs) {
@@ -104,6 +110,7 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
     cache_objects_[kind] = &cache_objects.Add({{"kind", Str(kind)}});
   }
   cache_synced_ = &cache_synced.Add({});
+  leader_ = &leader.Add({});
   auto& gpu_sets = prometheus::BuildCounter()
                        .Name("muster_gpu_sets_total")
                        .Help(
@@ -283,6 +290,8 @@ void ExtenderMetrics::SetCacheObjects(std::string_view kind, int64_t count) {
 }
 
 void ExtenderMetrics::SetCacheSynced(bool synced) { cache_synced_->Set(synced ? 1 : 0); }
+
+void ExtenderMetrics::SetLeader(bool leading) { leader_->Set(leading ? 1 : 0); }
 
 void ExtenderMetrics::CountGpuSet(std::string_view link) {
   gpu_sets_.at(Bounded(kGpuSetLinks, link))->Increment();

@@ -6,6 +6,7 @@
 //   muster_extender_bind_failures_total{reason}          counter
 //   muster_extender_cache_objects{kind}                  gauge
 //   muster_extender_cache_synced                         gauge, 0 or 1
+//   muster_extender_leader                               gauge, 1 leader / 0 standby
 //   muster_gpu_sets_total{link}                          counter: pods bound with GPUs,
 //                                                          by the weakest link of their set
 //   muster_gpu_topology_nodes{source}                    gauge: nodes by where their GPU
@@ -119,6 +120,9 @@ class ExtenderMetrics {
   void CountBindFailure(std::string_view reason);
   void SetCacheObjects(std::string_view kind, int64_t count);
   void SetCacheSynced(bool synced);
+  // Leader election's role: 1 while this replica acts (always, without
+  // --leader-elect), 0 on a standby.
+  void SetLeader(bool leading);
   // A pod bound with GPUs (VerbReply::gpu_set).
   void CountGpuSet(std::string_view link);
   void SetGpuTopologyNodes(std::string_view source, int64_t count);
@@ -167,6 +171,7 @@ class ExtenderMetrics {
   std::map<std::string_view, prometheus::Counter*> bind_failures_;
   std::map<std::string_view, prometheus::Gauge*> cache_objects_;
   prometheus::Gauge* cache_synced_ = nullptr;
+  prometheus::Gauge* leader_ = nullptr;
   std::map<std::string_view, prometheus::Counter*> gpu_sets_;
   std::map<std::string_view, prometheus::Gauge*> gpu_topology_nodes_;
   prometheus::Gauge* gpus_allocated_ = nullptr;

@@ -23,8 +23,8 @@ namespace {
 
 using Flags = ReconcilerFlags;
 
-const FlagTable<ReconcilerFlags>& Setters() {
-  static const auto* setters = new FlagTable<ReconcilerFlags>{
+FlagTable<ReconcilerFlags> Setters() {
+  return FlagTable<ReconcilerFlags>{
       {"kubeconfig", StringInto<Flags>([](Flags & f) -> auto& { return f.kubeconfig; })},
       {"listen", StringInto<Flags>([](Flags & f) -> auto& { return f.listen_address; })},
       {"port", IntInto<Flags, int>(
@@ -65,6 +65,14 @@ const FlagTable<ReconcilerFlags>& Setters() {
            "vgpu-gpu-memory-mib", 1, int64_t{1} << 24,
            [](Flags & f) -> auto& { return f.controller.pods.gpu_fraction.vgpu_gpu_memory_mib; })},
   };
+}
+
+const FlagTable<ReconcilerFlags>& AllSetters() {
+  static const auto* setters = [] {
+    auto* table = new FlagTable<ReconcilerFlags>(Setters());
+    kube::AddLeaderFlags<Flags>(*table, [](Flags& f) -> kube::LeaderFlags& { return f.leader; });
+    return table;
+  }();
   return *setters;
 }
 
@@ -85,39 +93,107 @@ void PublishUndecodable(const JobController& jobs, const QueueController& queues
 
 // Publishes the jobs-by-phase and undecodable-objects gauges once a second
 // until a signal arrives.
-void ServeUntilSignal(const base::SignalWaiter& signals, JobController& controller,
-                      const QueueController& queues, ReconcilerMetrics& metrics) {
+void PublishJobs(const JobController& controller, ReconcilerMetrics& metrics) {
   static constexpr std::string_view kPhases[] = {
       "Pending",    "Running",   "Restarting",  "Aborting",   "Aborted",
       "Completing", "Completed", "Terminating", "Terminated", "Failed"};
+  std::map<std::string, int64_t> by_phase = controller.JobsByPhase();
+  for (std::string_view phase : kPhases) {
+    auto it = by_phase.find(std::string(phase));
+    metrics.SetJobs(phase, it == by_phase.end() ? 0 : it->second);
+  }
+}
+
+// What the main thread watches while the reconciler runs.
+struct MainLoop {
+  const base::SignalWaiter& signals;
+  JobController& jobs;
+  QueueController& queues;
+  ReconcilerMetrics& metrics;
+  const kube::Election* election = nullptr;  // null: this replica always leads
+
+  bool Leading() const { return election == nullptr || election->Leading(); }
+};
+
+// Waits for SIGTERM/SIGINT; returns the exit code. The controllers sync
+// (and write) only once this replica leads; until then they only watch. A
+// replica deposed after leading ends (1): restarted, it re-reads everything
+// as a standby. Once a second: the gauges.
+int ServeUntilSignal(const MainLoop& loop) {
+  bool working = false;
+  auto published = std::chrono::steady_clock::time_point{};
   for (;;) {
-    if (const int sig = signals.Wait(std::chrono::seconds(1)); sig != 0) {
+    if (!working && loop.Leading()) {
+      loop.queues.StartWorking();
+      loop.jobs.StartWorking();
+      working = true;
+      spdlog::info("reconciler: leading; syncing Jobs and Queues");
+    }
+    if (loop.election != nullptr && loop.election->Deposed()) {
+      spdlog::error(
+          "reconciler: lost the Lease {} (held by \"{}\"); exiting, to start again as "
+          "a standby",
+          kube::LeaseKey(loop.election->options()), loop.election->LeaseHolder());
+      return 1;
+    }
+    if (const int sig = loop.signals.Wait(std::chrono::milliseconds(50)); sig != 0) {
       spdlog::info("reconciler: signal {}, shutting down", sig);
-      return;
+      return 0;
     }
-    std::map<std::string, int64_t> by_phase = controller.JobsByPhase();
-    for (std::string_view phase : kPhases) {
-      auto it = by_phase.find(std::string(phase));
-      metrics.SetJobs(phase, it == by_phase.end() ? 0 : it->second);
-    }
-    PublishUndecodable(controller, queues, metrics);
+    if (std::chrono::steady_clock::now() - published < std::chrono::seconds(1)) continue;
+    published = std::chrono::steady_clock::now();
+    PublishJobs(loop.jobs, loop.metrics);
+    PublishUndecodable(loop.jobs, loop.queues, loop.metrics);
+    loop.metrics.SetLeader(loop.Leading());
+  }
+}
+
+// The reconciler's API connection: with --leader-elect, the election on its
+// own Lease, and a client whose writes go out only while it leads.
+struct Api {
+  std::unique_ptr<kube::Election> election;  // null without --leader-elect
+  std::unique_ptr<kube::Client> client;
+};
+
+StatusOr<Api> ConnectApi(const ReconcilerFlags& flags) {
+  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
+  if (!config.ok()) return config.status().Annotate("loading the client config");
+  config->qps = flags.kube_api_qps;
+  config->burst = flags.kube_api_burst;
+  config->max_connections = flags.controller.workers * flags.controller.writes_per_sync + 4;
+  Api api;
+  kube::ClientOptions client_options;
+  if (flags.leader.enabled) {
+    spdlog::info("reconciler: electing on Lease {} as {}", kube::LeaseKey(flags.leader.election),
+                 flags.leader.election.identity);
+    StatusOr<std::unique_ptr<kube::Election>> election =
+        kube::Election::Start(*config, flags.leader.election);
+    if (!election.ok()) return election.status().Annotate("leader election");
+    api.election = std::move(election).value();
+    client_options.write_fence = [elected = api.election.get()] { return elected->Leading(); };
+  }
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::New(*config, client_options);
+  if (!client.ok()) return client.status();
+  api.client = std::move(client).value();
+  return api;
+}
+
+void LogGpuFractionMode(const GpuFractionOptions& gpu) {
+  if (gpu.mode == GpuFractionMode::kVgpu) {
+    spdlog::info("reconciler: a share of one GPU becomes volcano.sh/vgpu-* (one GPU: {} MiB)",
+                 gpu.vgpu_gpu_memory_mib);
+  } else {
+    spdlog::info("reconciler: a share of one GPU becomes the annotation muster.io/gpu-fraction");
   }
 }
 
 int Serve(const ReconcilerFlags& flags, const base::SignalWaiter& signals) {
-  StatusOr<kube::ClientConfig> config = kube::ResolveConfig(flags.kubeconfig);
-  if (!config.ok()) {
-    spdlog::error("reconciler: loading the client config: {}", config.status().ToString());
+  StatusOr<Api> api = ConnectApi(flags);
+  if (!api.ok()) {
+    spdlog::error("reconciler: {}", api.status().ToString());
     return 1;
   }
-  config->qps = flags.kube_api_qps;
-  config->burst = flags.kube_api_burst;
-  config->max_connections = flags.controller.workers * flags.controller.writes_per_sync + 4;
-  StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::New(*config);
-  if (!client.ok()) {
-    spdlog::error("reconciler: {}", client.status().ToString());
-    return 1;
-  }
+  kube::Client* client = api->client.get();
   ReconcilerMetrics metrics;
   // The job controller and the queue controller (Commands, queue state)
   // lend each other a little: a new Job's queue, and job Commands' actions.
@@ -125,14 +201,14 @@ int Serve(const ReconcilerFlags& flags, const base::SignalWaiter& signals) {
   ControllerOptions options = flags.controller;
   options.queue_of = [&queues](const std::string& name) { return queues->GetQueue(name); };
   options.children_of = [&queues](const std::string& name) { return queues->ChildQueues(name); };
-  JobController controller(client->get(), RealClock(), options, &metrics);
+  JobController controller(client, RealClock(), options, &metrics);
   JobCommandHooks hooks;
   hooks.synced = [&controller] { return controller.Synced(); };
   hooks.job = [&controller](const std::string& key) { return controller.CachedJob(key); };
   hooks.submit = [&controller](const std::string& key, Request request) {
     controller.Submit(key, std::move(request));
   };
-  QueueController queue_controller(client->get(), RealClock(), &metrics, std::move(hooks));
+  QueueController queue_controller(client, RealClock(), &metrics, std::move(hooks));
   queues = &queue_controller;
   auto ready = [&controller, &queue_controller] {
     return controller.Synced() && queue_controller.Synced();
@@ -144,32 +220,31 @@ int Serve(const ReconcilerFlags& flags, const base::SignalWaiter& signals) {
     spdlog::error("reconciler: {}", UnavailableError(error).ToString());
     return 1;
   }
-  queue_controller.Start();
-  controller.Start();
+  queue_controller.StartWatching();
+  controller.StartWatching();
   spdlog::info("reconciler: running; metrics on {}:{}", flags.listen_address, flags.port);
-  const GpuFractionOptions& gpu = flags.controller.pods.gpu_fraction;
-  if (gpu.mode == GpuFractionMode::kVgpu) {
-    spdlog::info("reconciler: a share of one GPU becomes volcano.sh/vgpu-* (one GPU: {} MiB)",
-                 gpu.vgpu_gpu_memory_mib);
-  } else {
-    spdlog::info("reconciler: a share of one GPU becomes the annotation muster.io/gpu-fraction");
-  }
-  ServeUntilSignal(signals, controller, queue_controller, metrics);
+  LogGpuFractionMode(flags.controller.pods.gpu_fraction);
+  const int code = ServeUntilSignal({.signals = signals,
+                                     .jobs = controller,
+                                     .queues = queue_controller,
+                                     .metrics = metrics,
+                                     .election = api->election.get()});
   controller.Stop();
   queue_controller.Stop();
   ops.Stop();
-  client->get()->Shutdown();
-  return 0;
+  client->Shutdown();
+  return code;
 }
 
 }  // namespace
 
 StatusOr<ReconcilerFlags> ParseReconcilerFlags(const std::vector<std::string>& args) {
   ReconcilerFlags flags;
-  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, Setters(), flags, &flags.help));
+  MUSTER_RETURN_IF_ERROR(ParseFlagArgs(args, AllSetters(), flags, &flags.help));
   // vgpu mode without the GPU memory cannot build a pod: refused at start.
   if (!flags.help) {
     MUSTER_RETURN_IF_ERROR(ValidateGpuFractionOptions(flags.controller.pods.gpu_fraction));
+    MUSTER_RETURN_IF_ERROR(kube::FinishLeaderFlags(&flags.leader));
   }
   return flags;
 }
@@ -190,7 +265,15 @@ std::string ReconcilerUsage() {
          "                           device plugin, isolated by HAMi-core)\n"
          "  --vgpu-gpu-memory-mib N  vgpu mode (required there): the memory of one GPU, MiB\n"
          "                           (the smallest GPU's with mixed models)\n"
-         "  --kube-api-qps N --kube-api-burst N   API rate limit (default 100/200)\n";
+         "  --kube-api-qps N --kube-api-burst N   API rate limit (default 100/200)\n" +
+         kube::LeaderFlagsUsage(DefaultLeaderFlags().election);
+}
+
+kube::LeaderFlags DefaultLeaderFlags() {
+  return kube::LeaderFlags{.enabled = false,
+                           .election = {.mode = kube::LeaderMode::kAcquire,
+                                        .lease_namespace = "muster-system",
+                                        .lease_name = "muster-reconciler"}};
 }
 
 int RunReconciler(const std::vector<std::string>& args) {

@@ -24,10 +24,14 @@
 #include <string>
 #include <vector>
 
+#include "kube/client/leader_flags.h"
 #include "model/status.h"
 #include "reconciler/controller.h"
 
 namespace muster::reconciler {
+
+// kAcquire on muster-system/muster-reconciler, a Lease of its own.
+kube::LeaderFlags DefaultLeaderFlags();
 
 struct ReconcilerFlags {
   std::string kubeconfig;
@@ -37,6 +41,8 @@ struct ReconcilerFlags {
   int kube_api_burst = 200;
   ControllerOptions controller;
   bool gated_schedulers_set = false;  // --gated-scheduler seen (replaces the default)
+  // --leader-*: with two replicas, only the Lease holder syncs.
+  kube::LeaderFlags leader = DefaultLeaderFlags();
   bool help = false;
 };
 

@@ -55,6 +55,31 @@ TEST(ReconcilerFlagsTest, GpuFractionMode) {
   EXPECT_EQ(flags->controller.pods.gpu_fraction.mode, GpuFractionMode::kAnnotation);
 }
 
+// Leader election: off by default (one replica acts alone); on, a Lease of
+// the reconciler's own and an identity unique to the process.
+TEST(ReconcilerFlagsTest, LeaderElection) {
+  StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags({});
+  ASSERT_TRUE(flags.ok());
+  EXPECT_FALSE(flags->leader.enabled);
+  flags = ParseReconcilerFlags({"--leader-elect=true"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  const kube::LeaderElectionOptions& e = flags->leader.election;
+  EXPECT_EQ(e.mode, kube::LeaderMode::kAcquire);
+  EXPECT_EQ(kube::LeaseKey(e), "muster-system/muster-reconciler");
+  EXPECT_NE(e.identity.find('_'), std::string::npos) << "hostname_<random>: " << e.identity;
+  EXPECT_NE(ParseReconcilerFlags({"--leader-elect=true"})->leader.election.identity, e.identity)
+      << "two processes on one host need two identities";
+  flags = ParseReconcilerFlags({"--leader-elect=true", "--leader-lease=ops/rec",
+                                "--leader-identity=pod-1", "--leader-lease-duration=20s",
+                                "--leader-renew-deadline=15s", "--leader-retry-period=3s"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(kube::LeaseKey(flags->leader.election), "ops/rec");
+  EXPECT_EQ(flags->leader.election.identity, "pod-1");
+  EXPECT_EQ(flags->leader.election.lease_duration, std::chrono::seconds(20));
+  EXPECT_EQ(flags->leader.election.renew_deadline, std::chrono::seconds(15));
+  EXPECT_EQ(flags->leader.election.retry_period, std::chrono::seconds(3));
+}
+
 TEST(ReconcilerFlagsTest, BadInputNamesTheFlag) {
   struct Case {
     std::vector<std::string> args;
@@ -72,6 +97,16 @@ TEST(ReconcilerFlagsTest, BadInputNamesTheFlag) {
       {{"--vgpu-gpu-memory-mib=0"}, "flag --vgpu-gpu-memory-mib: \"0\" is not an integer in [1, "},
       // vgpu mode cannot build a pod without the GPU memory: no start.
       {{"--gpu-fraction-mode=vgpu"}, "--gpu-fraction-mode=vgpu needs --vgpu-gpu-memory-mib"},
+      {{"--leader-elect=yes"}, "flag --leader-elect: \"yes\" is not true or false"},
+      {{"--leader-lease=rec"}, "flag --leader-lease: \"rec\" is not NAMESPACE/NAME"},
+      {{"--leader-lease=a/b/c"}, "flag --leader-lease: \"a/b/c\" is not NAMESPACE/NAME"},
+      {{"--leader-identity="}, "flag --leader-identity: empty identity"},
+      // A renew deadline past the lease duration would let two replicas
+      // act at once: refused.
+      {{"--leader-elect=true", "--leader-renew-deadline=10s"},
+       "renew deadline must be shorter than the lease duration"},
+      {{"--leader-elect=true", "--leader-retry-period=7s"},
+       "retry period must be shorter than the renew deadline"},
   };
   for (const Case& c : cases) {
     StatusOr<ReconcilerFlags> flags = ParseReconcilerFlags(c.args);

@@ -36,10 +36,18 @@ JobController::JobController(kube::Client* client, const Clock& clock, Controlle
 JobController::~JobController() { Stop(); }
 
 void JobController::Start() {
+  StartWatching();
+  StartWorking();
+}
+
+void JobController::StartWatching() {
   gpu_memory_.Start();
   pods_.Start();
   groups_.Start();
   jobs_.Start();
+}
+
+void JobController::StartWorking() {
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   timer_ = std::thread([this] { TimerLoop(); });
 }

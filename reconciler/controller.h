@@ -147,7 +147,12 @@ class JobController {
   JobController(const JobController&) = delete;
   JobController& operator=(const JobController&) = delete;
 
+  // Start() = StartWatching() + StartWorking(). A standby replica only
+  // watches (warm caches, nothing written) until it leads.
   void Start();
+  void StartWatching();
+  // The sync workers and the timer. REQUIRES: after StartWatching(), once.
+  void StartWorking();
   void Stop() MUSTER_EXCLUDES(mu_);
   bool Synced() const;
   // Jobs by phase, for the metrics gauge (a Job that does not decode by

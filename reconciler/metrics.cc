@@ -53,6 +53,13 @@ ReconcilerMetrics::ReconcilerMetrics() : registry_(std::make_shared<prometheus::
                    .Help("Volcano Jobs by phase (status.state.phase)")
                    .Register(*registry_);
   for (std::string_view p : kPhases) jobs_[p] = &jobs.Add({{"phase", std::string(p)}});
+  leader_ = &prometheus::BuildGauge()
+                 .Name("muster_reconciler_leader")
+                 .Help(
+                     "1 while this replica syncs Jobs and Queues (it holds the leader Lease, or "
+                     "runs without --leader-elect); 0 on a standby.")
+                 .Register(*registry_)
+                 .Add({});
   auto& actions = prometheus::BuildCounter()
                       .Name("muster_reconciler_actions_total")
                       .Help("Lifecycle policy actions executed, by action")
@@ -138,5 +145,7 @@ void ReconcilerMetrics::SetUndecodable(std::string_view kind, std::string_view r
 std::string ReconcilerMetrics::Serialize() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
+
+void ReconcilerMetrics::SetLeader(bool leading) { leader_->Set(leading ? 1 : 0); }
 
 }  // namespace muster::reconciler

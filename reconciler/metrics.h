@@ -13,6 +13,8 @@
 //                                                       pod of its first
 //                                                       version created
 //   muster_reconciler_invalid_jobs_total                Jobs rejected
+//   muster_reconciler_leader                            gauge: 1 while this replica
+//                                                       syncs, 0 on a standby
 //   muster_reconciler_undecodable_objects{kind,reason}  gauge: watched objects
 //                                                       that do not decode, by
 //                                                       kind (jobs|pods|podgroups|
@@ -53,6 +55,9 @@ class ReconcilerMetrics {
   void CountInvalidJob();
   // Label values outside the fixed sets are recorded as "other".
   void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
+  // 1 while this replica leads (always, without --leader-elect), 0 on a
+  // standby.
+  void SetLeader(bool leading);
 
   // The text exposition of every metric.
   std::string Serialize() const;
@@ -69,6 +74,7 @@ class ReconcilerMetrics {
   prometheus::Histogram* job_to_pods_ = nullptr;
   prometheus::Counter* invalid_ = nullptr;
   std::map<std::pair<std::string_view, std::string_view>, prometheus::Gauge*> undecodable_;
+  prometheus::Gauge* leader_ = nullptr;
 };
 
 }  // namespace muster::reconciler

@@ -153,9 +153,17 @@ void QueueController::OnPodGroupChange(const PodGroup* before, const PodGroup* a
 }
 
 void QueueController::Start() {
+  StartWatching();
+  StartWorking();
+}
+
+void QueueController::StartWatching() {
   groups_.Start();
   queues_.Start();
   commands_.Start();
+}
+
+void QueueController::StartWorking() {
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 

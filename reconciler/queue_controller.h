@@ -72,7 +72,11 @@ class QueueController {
   QueueController(const QueueController&) = delete;
   QueueController& operator=(const QueueController&) = delete;
 
+  // Start() = StartWatching() + StartWorking(), as JobController's.
   void Start();
+  void StartWatching();
+  // The worker. REQUIRES: after StartWatching(), once.
+  void StartWorking();
   void Stop();
   bool Synced() const;
   // The queue as last known: the informer's copy, or the one our last state

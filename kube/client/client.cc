@@ -270,6 +270,9 @@ StatusOr<std::string> Client::Do(HttpRequest request, CancelToken* cancel) {
   const int max_attempts = std::max(1, options_.retry.max_attempts);
   for (int attempt = 1;; ++attempt) {
     if (!limiter_.Wait(cancel)) return CancelledError(what + ": cancelled");
+    if (request.method != "GET" && options_.write_fence && !options_.write_fence()) {
+      return Status(StatusCode::kFailedPrecondition, what + ": not the leader (write fenced)");
+    }
     StatusOr<HttpResponse> response = transport_->Send(request);
     if (response.ok() && Is2xx(response->status)) return std::move(response->body);
     Status error =

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,11 @@ struct ClientOptions {
   Sleeper sleeper;                       // null: RealSleeper()
   RandomSource random;                   // null: DefaultRandomSource(); must be thread-safe
   std::string field_manager = "muster";  // ?fieldManager= on creates and patches
+  // Leader election's fence: when set, every request but a GET (each retry
+  // too) first asks it, and is refused FailedPrecondition without being sent
+  // while it is false - so a replica that is no longer the leader writes
+  // nothing, whichever of its threads tries. Must be thread-safe and cheap.
+  std::function<bool()> write_fence;
 };
 
 // The metadata of a list answer.

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -57,9 +58,11 @@ class ClientTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start());
   }
 
-  std::unique_ptr<Client> MakeClient(ClientConfig config = {}, int max_attempts = 5) {
+  std::unique_ptr<Client> MakeClient(ClientConfig config = {}, int max_attempts = 5,
+                                     std::function<bool()> write_fence = nullptr) {
     if (config.server.empty()) config.server = server_->url();
     ClientOptions options;
+    options.write_fence = std::move(write_fence);
     options.retry.max_attempts = max_attempts;
     options.clock = &clock_;
     options.random = [] { return 0.0; };  // no jitter: exact waits
@@ -67,6 +70,7 @@ class ClientTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(mu_);
       sleeps_.push_back(d);
       clock_.Advance(d);
+      if (sleep_hook_) sleep_hook_();
       return true;
     };
     StatusOr<std::unique_ptr<Client>> client = Client::New(config, std::move(options));
@@ -96,6 +100,7 @@ class ClientTest : public ::testing::Test {
   std::mutex mu_;
   std::deque<Reply> replies_;
   std::vector<Duration> sleeps_;
+  std::function<void()> sleep_hook_;  // runs in each retry's wait
 };
 
 const ResourceRef kPod = ResourceRef::Core("pods", "default", "p1");
@@ -109,6 +114,40 @@ TEST_F(ClientTest, GetReturnsBodyOfTheObjectPath) {
   ASSERT_EQ(log_.size(), 1u);
   EXPECT_EQ(log_.Snapshot()[0].path, "/api/v1/namespaces/default/pods/p1");
   EXPECT_EQ(log_.Snapshot()[0].method, "GET");
+}
+
+// A replica that is not the leader sends no write at all - not even a
+// retry of one begun while it led - and still reads.
+TEST_F(ClientTest, AClosedWriteFenceRefusesEveryWriteUnsentButNotReads) {
+  std::atomic<bool> leading{false};
+  auto client = MakeClient({}, 5, [&leading] { return leading.load(); });
+  struct Case {
+    const char* name;
+    std::function<Status(Client&)> call;
+  };
+  const std::vector<Case> writes = {
+      {"create", [](Client& c) { return c.Create(kPod, "{}").status(); }},
+      {"patch", [](Client& c) { return c.Patch(kPod, PatchType::kMerge, "{}").status(); }},
+      {"status", [](Client& c) { return c.PatchStatus(kPod, PatchType::kMerge, "{}").status(); }},
+      {"delete", [](Client& c) { return c.Delete(kPod).status(); }},
+      {"bind", [](Client& c) { return c.Bind("default", "p1", "{}").status(); }},
+      {"evict", [](Client& c) { return c.Evict("default", "p1", "{}").status(); }},
+  };
+  for (const Case& c : writes) {
+    EXPECT_EQ(c.call(*client).code(), StatusCode::kFailedPrecondition) << c.name;
+  }
+  EXPECT_EQ(log_.size(), 0u) << "a fenced write reached the server";
+  Push({200, "{}"});
+  EXPECT_TRUE(client->Get(kPod).ok());
+  EXPECT_EQ(log_.size(), 1u);
+
+  // Fenced between attempts: the retry of a write is not sent either.
+  leading = true;
+  Push({503, ApiStatusJson(503, "ServiceUnavailable", "busy")});
+  sleep_hook_ = [&leading] { leading = false; };
+  EXPECT_EQ(client->Patch(kPod, PatchType::kMerge, "{}").status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(log_.size(), 2u);
 }
 
 TEST_F(ClientTest, MapsApiErrorsWithReason) {

@@ -17,6 +17,14 @@ ResourceRef QueuesRef() {
   return ResourceRef{.group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
 }
 
+ResourceRef LeaseRef(std::string ns, std::string name) {
+  return ResourceRef{.group = "coordination.k8s.io",
+                     .version = "v1",
+                     .resource = "leases",
+                     .namespace_ = std::move(ns),
+                     .name = std::move(name)};
+}
+
 ResourceRef CommandsRef() {
   return ResourceRef{.group = "bus.volcano.sh", .version = "v1alpha1", .resource = "commands"};
 }

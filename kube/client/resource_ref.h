@@ -46,6 +46,8 @@ struct ResourceRef {
 ResourceRef VolcanoJobsRef();
 ResourceRef PodGroupsRef();
 ResourceRef QueuesRef();
+// leases.coordination.k8s.io/v1: leader election's records.
+ResourceRef LeaseRef(std::string ns, std::string name);
 // commands.bus.volcano.sh/v1alpha1 (vcctl's Commands, namespaced).
 ResourceRef CommandsRef();
 
