@@ -20,11 +20,18 @@ void AddOpsEndpoints(httplib::Server& http, OpsEndpoints endpoints) {
   http.Get("/readyz", [shared](const httplib::Request&, httplib::Response& res) {
     const bool ready = !shared->ready || shared->ready();
     res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ok\n" : shared->not_ready_reason + "\n", kText);
+    if (!ready) {
+      res.set_content(shared->not_ready_reason + "\n", kText);
+    } else if (shared->role) {
+      res.set_content("ok (" + shared->role() + ")\n", kText);
+    } else {
+      res.set_content("ok\n", kText);
+    }
   });
 }
 
-OpsServer::OpsServer(OpsEndpoints endpoints) : http_(std::make_unique<httplib::Server>()) {
+OpsServer::OpsServer(OpsEndpoints endpoints, const OpsServerOptions& options)
+    : http_(NewGuardedServer(options.connections)) {
   ReuseAddressOnly(*http_);
   AddOpsEndpoints(*http_, std::move(endpoints));
 }
@@ -42,5 +49,7 @@ bool OpsServer::Start(const std::string& address, int port, std::string* error) 
 }
 
 void OpsServer::Stop() { listener_.Stop(); }
+
+GuardStats OpsServer::guard_stats() const { return GuardStatsOf(*http_); }
 
 }  // namespace muster::base

@@ -8,13 +8,19 @@
 //   GET /metrics -> 200, OpsEndpoints::metrics() as text/plain; version=0.0.4
 //   GET /healthz -> 200 "ok\n" while the process serves
 //   GET /readyz  -> 200 "ok\n" once OpsEndpoints::ready() holds, else 503
-//                   "<not_ready_reason>\n"
+//                   "<not_ready_reason>\n"; with OpsEndpoints::role, "ok (<role>)\n"
+//                   (a standby replica is ready too: its caches are warm)
+//
+// The port is a guarded server (guarded_server.h): request-head limits (431,
+// 414), a whole-request deadline (408), connection caps (503) and an idle
+// keep-alive timeout, from OpsServerOptions.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "base/guarded_server.h"
 #include "base/http_serving.h"
 
 namespace httplib {
@@ -27,17 +33,26 @@ struct OpsEndpoints {
   std::function<std::string()> metrics;  // required: the exposition text
   std::function<bool()> ready;           // null: always ready
   std::string not_ready_reason = "caches not synced yet";
+  // Leader election's role for /readyz's body ("leader", "standby"); null:
+  // none is named.
+  std::function<std::string()> role;
 };
 
 // Routes GET /metrics, /healthz and /readyz of `http` to `endpoints`, whose
 // functions then run on the server's worker threads and must be thread-safe.
 void AddOpsEndpoints(httplib::Server& http, OpsEndpoints endpoints);
 
+// The ops port's connection guard. Defaults as GuardOptions, with fewer
+// workers: its requests are small and quick.
+struct OpsServerOptions {
+  GuardOptions connections = {.threads = 4};
+};
+
 // Thread-safety: Start() and Stop() from one owner thread; the endpoint
 // functions run on the server's worker threads and must be thread-safe.
 class OpsServer {
  public:
-  explicit OpsServer(OpsEndpoints endpoints);
+  explicit OpsServer(OpsEndpoints endpoints, const OpsServerOptions& options = {});
   ~OpsServer();  // Stop()s
   OpsServer(const OpsServer&) = delete;
   OpsServer& operator=(const OpsServer&) = delete;
@@ -50,6 +65,8 @@ class OpsServer {
   // Stops accepting and joins. Idempotent.
   void Stop();
   int port() const { return port_; }
+  // What the connection guard did (GuardStatsOf). Thread-safe.
+  GuardStats guard_stats() const;
 
  private:
   std::unique_ptr<httplib::Server> http_;

@@ -176,12 +176,25 @@ void NeverCompressVerbReplies(const httplib::Request& req) {
   const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
 }
 
-// The server's connections: its workers, TCP and socket options, the body
-// limit (and the bodies it cannot bound, refused unread), keep-alive and
-// the read timeout. The listening socket goes to *listen_fd.
+// The connection guard's limits: workers, request heads, the request
+// deadline, connection caps, keep-alive and read timeouts.
+base::GuardOptions GuardOptionsOf(const ServerOptions& options) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  return {.max_head_bytes = options.max_head_bytes,
+          .max_headers = options.max_headers,
+          .request_deadline = duration_cast<milliseconds>(options.request_deadline),
+          .keep_alive_timeout = duration_cast<milliseconds>(options.keep_alive_timeout),
+          .read_timeout = duration_cast<milliseconds>(options.read_timeout),
+          .max_connections = options.max_connections,
+          .max_connections_per_client = options.max_connections_per_client,
+          .threads = std::max(1, options.threads)};
+}
+
+// The server's connections (the guard has the rest, GuardOptionsOf): TCP
+// and socket options, the body limit (and the bodies it cannot bound,
+// refused unread). The listening socket goes to *listen_fd.
 void ConfigureConnections(httplib::Server& http, const ServerOptions& options, int* listen_fd) {
-  const int threads = std::max(1, options.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_tcp_nodelay(true);
   base::ReuseAddressOnly(http, [listen_fd](int sock) { *listen_fd = sock; });
   http.set_payload_max_length(options.max_body_bytes);
@@ -199,9 +212,6 @@ void ConfigureConnections(httplib::Server& http, const ServerOptions& options, i
     res.set_content(reason, kText);
     return httplib::Server::HandlerResponse::Handled;
   });
-  http.set_keep_alive_max_count(1u << 20);  // kube-scheduler keeps its connections
-  const auto read = std::chrono::duration_cast<std::chrono::seconds>(options.read_timeout);
-  http.set_read_timeout(std::max<time_t>(1, read.count()));
 }
 
 // Every error answer has a text body (413 names the limit), and an exception
@@ -318,13 +328,11 @@ Status Server::Start() {
   if (!options_.client_ca_path.empty() && options_.tls_cert_path.empty()) {
     return Status(StatusCode::kInvalidArgument, "a client CA needs TLS (a certificate and a key)");
   }
-  if (options_.tls_cert_path.empty()) {
-    http_ = std::make_unique<httplib::Server>();
-  } else {
-    const char* ca = options_.client_ca_path.empty() ? nullptr : options_.client_ca_path.c_str();
-    http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert_path.c_str(),
-                                                 options_.tls_key_path.c_str(), ca);
-  }
+  const base::GuardOptions guard = GuardOptionsOf(options_);
+  http_ = options_.tls_cert_path.empty()
+              ? base::NewGuardedServer(guard)
+              : base::NewGuardedTlsServer(guard, options_.tls_cert_path, options_.tls_key_path,
+                                          options_.client_ca_path);
   if (!http_->is_valid()) {
     return Status(StatusCode::kInvalidArgument,
                   "cannot load the TLS certificate, key or client CA (" + options_.tls_cert_path +
@@ -350,6 +358,10 @@ Status Server::Start() {
 
 void Server::Stop() { listener_.Stop(); }
 
+base::GuardStats Server::guard_stats() const {
+  return http_ == nullptr ? base::GuardStats{} : base::GuardStatsOf(*http_);
+}
+
 void Server::Route() {
   ConfigureConnections(*http_, options_, &listen_fd_);
   const std::string prefix = EscapeRegex(*NormalizePrefix(options_.prefix));
@@ -364,7 +376,8 @@ void Server::Route() {
   }
   base::AddOpsEndpoints(*http_, {.metrics = [this] { return deps_.metrics->Text(); },
                                  .ready = deps_.ready,
-                                 .not_ready_reason = "caches not synced yet"});
+                                 .not_ready_reason = "caches not synced yet",
+                                 .role = deps_.role});
   http_->Get("/debug/state", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(DebugState(), "application/json");
   });

@@ -11,16 +11,20 @@
 //                          that do not decode ("undecodable": kind, key, problem)
 //
 // HTTP/1.1 keep-alive on cpp-httplib with TCP_NODELAY (without it every reply
-// waits on the peer's delayed ACK, ~40 ms), a thread pool of
-// ServerOptions::threads workers (binds arrive in parallel and block on the
-// API server), a request body limit (413 with a text body over it; a body
-// sent chunked, without Content-Length or compressed is refused unread with
-// 411 or 415, since cpp-httplib would buffer it whole whatever its size), a
-// read timeout (a client stalled mid-request holds one worker that long per
-// socket read, then gets 400 or a closed connection), and optional TLS with
-// optional client-certificate verification. A handler never lets an
-// exception out: cpp-httplib's own exceptions (and any std::bad_alloc)
-// become a 500 with a text body, never a dead worker.
+// waits on the peer's delayed ACK, ~40 ms), guarded against hostile clients
+// (base/guarded_server.h): ServerOptions::threads workers (binds arrive in
+// parallel and block on the API server) taken only by requests whose head has
+// arrived, idle connections and heads being received wait without a worker;
+// a head limit (431 over max_head_bytes or max_headers, 414 for a request
+// line over 8 KiB), a whole-request deadline (408), connection caps in total
+// and per client address (over them the longest-idle connection is closed,
+// or the newcomer gets 503 unread), an idle keep-alive timeout; a request
+// body limit (413 with a text body over it; a body sent chunked, without
+// Content-Length or compressed is refused unread with 411 or 415, since
+// cpp-httplib would buffer it whole whatever its size), a read timeout per
+// body read, and optional TLS with optional client-certificate verification. A handler never lets
+// an exception out: cpp-httplib's own exceptions (and any std::bad_alloc) become a 500 with a text
+// body, never a dead worker.
 //
 // Thread-safety: Start() and Stop() from one owner thread; handlers run
 // concurrently on the pool, so the pipeline, binder and metrics must be
@@ -36,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/guarded_server.h"
 #include "base/http_serving.h"
 #include "extender/metrics.h"
 #include "extender/pipeline.h"
@@ -99,22 +104,33 @@ struct ServerOptions {
   int port = 8888;  // 0: an ephemeral port (tests), see Server::port()
   std::string prefix = "/scheduler";
   size_t max_body_bytes = size_t{16} << 20;
-  // Each open keep-alive connection holds a worker until it closes or idles
-  // for 5 s, and kube-scheduler's Go transport keeps up to 25 idle
-  // connections per host (apimachinery's transport defaults) besides the
-  // ones busy with parallel binds: too few workers would queue a request
-  // behind idle connections for seconds.
+  // Workers run requests whose head has arrived (an idle keep-alive
+  // connection holds none); binds block on the API server in parallel.
   int threads = 64;
   // TLS when both are set; with client_ca_path, clients must present a
   // certificate signed by that CA (mTLS).
   std::string tls_cert_path;
   std::string tls_key_path;
   std::string client_ca_path;
-  // How long one socket read of a request may wait (whole seconds, at least
-  // 1): a client stalled mid-request holds a worker this long. One that
-  // trickles a byte within every timeout holds it longer: cpp-httplib 0.11
-  // has no deadline for the whole request.
+  // How long one socket read of a request body may wait; the request
+  // deadline bounds the whole request however the client trickles it.
   Duration read_timeout = std::chrono::seconds(10);
+  // Request line plus headers (431 over it; never buffered beyond it), and
+  // the header fields of one request (431 over it).
+  size_t max_head_bytes = size_t{64} << 10;
+  int max_headers = 100;
+  // From a request's first byte to its last body byte: 408 past it.
+  Duration request_deadline = std::chrono::seconds(30);
+  // Open connections in total and per client address. kube-scheduler keeps
+  // up to ~25 idle keep-alive connections (apimachinery's transport
+  // defaults) plus parallel binds, all from one address: keep per-client
+  // generous. Over a cap the longest-idle connection is closed to make room;
+  // only when none is idle does the newcomer get 503.
+  int max_connections = 512;
+  int max_connections_per_client = 128;
+  // How long a connection may wait for its next request (its first
+  // included) before it is closed.
+  Duration keep_alive_timeout = std::chrono::seconds(5);
 };
 
 // An object a watch delivered that muster cannot decode, as /debug/state
@@ -132,6 +148,8 @@ struct ServerDeps {
   ExtenderMetrics* metrics = nullptr;  // required
   ClusterAccess* cluster = nullptr;    // required: /debug/state
   std::function<bool()> ready;         // null: always ready
+  // "leader" or "standby" for /readyz's body; null: none named.
+  std::function<std::string()> role;
   // JSON array for /debug/state's "gangs" (GangController::DebugJson);
   // null: no gang controller, "gangs" is [].
   std::function<std::string()> gangs;
@@ -160,6 +178,9 @@ class Server {
   void Stop();
   // The port bound by Start() (the ephemeral one when options.port was 0).
   int port() const { return port_; }
+  // What the connection guard did (refusals, limits hit). Thread-safe after
+  // Start().
+  base::GuardStats guard_stats() const;
 
  private:
   void Route();

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/testing/hostile_http.h"
 #include "extender/server.h"
 #include "extender/testing/golden.h"
 #include "extender/testing/server_harness.h"
@@ -368,6 +369,37 @@ TEST(ServerTest, StalledClientsHoldWorkersOnlyUntilTheirTimeouts) {
   EXPECT_LT(took.count(), 15.0) << "served once a read timeout freed a worker";
   std::printf("served after %.2f s with every worker held by a stalled client\n", took.count());
   for (int fd : stalled) close(fd);
+  EXPECT_TRUE(h.binder.bindings().empty());
+}
+
+// The verbs port is guarded (base/guarded_server.h): a 100 MB request line,
+// a 64 MiB header line, 10000 headers, a head or a body trickled a byte a
+// second, 2000 idle connections and a connection over the cap each get
+// their answer (414, 431, 408, closed, 503) and a close, memory stays
+// bounded, /healthz answers another client throughout, and a real filter
+// still matches its golden after each.
+TEST(ServerTest, HostileHeadsTricklesAndConnectionsAreRefused) {
+  ServerOptions options = TestOptions();
+  options.request_deadline = std::chrono::seconds(3);
+  options.keep_alive_timeout = std::chrono::seconds(2);
+  options.max_connections = 256;
+  options.max_connections_per_client = 64;
+  Harness h(options);
+  AddGoldenCluster(h.cluster);
+  const int port = h.server->port();
+  base::testing::ExpectHostileCasesRefused(
+      port, base::testing::HostileHeadCases("/healthz", "/scheduler/filter"), 24 * 1024,
+      [&h] { ExpectStillServing(h); });
+  base::testing::ExpectIdleConnectionsShed(port, 2000, 20);
+  ExpectStillServing(h);
+  base::testing::ExpectOverCapRefused(port, 64);
+  ExpectStillServing(h);
+  const base::GuardStats stats = h.server->guard_stats();
+  EXPECT_EQ(stats.line_too_long, 1);
+  EXPECT_EQ(stats.head_too_large, 2);
+  EXPECT_EQ(stats.timed_out, 2);
+  EXPECT_GE(stats.refused, 1);
+  EXPECT_GT(stats.evicted_idle, 0);
   EXPECT_TRUE(h.binder.bindings().empty());
 }
 

@@ -215,7 +215,8 @@ int Serve(const ReconcilerFlags& flags, const base::SignalWaiter& signals) {
   };
   base::OpsServer ops({.metrics = [&metrics] { return metrics.Serialize(); },
                        .ready = ready,
-                       .not_ready_reason = "informers not synced"});
+                       .not_ready_reason = "informers not synced",
+                       .role = kube::RoleOf(api->election.get())});
   if (std::string error; !ops.Start(flags.listen_address, flags.port, &error)) {
     spdlog::error("reconciler: {}", UnavailableError(error).ToString());
     return 1;

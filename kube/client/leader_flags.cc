@@ -95,6 +95,11 @@ StatusOr<std::unique_ptr<Election>> Election::Start(const ClientConfig& config,
   return election;
 }
 
+std::function<std::string()> RoleOf(const Election* election) {
+  if (election == nullptr) return nullptr;
+  return [election] { return std::string(election->Leading() ? "leader" : "standby"); };
+}
+
 Election::~Election() {
   if (elector_) elector_->Stop();
 }

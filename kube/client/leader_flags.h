@@ -10,6 +10,7 @@
 // Thread-compatible (flag parsing happens once, at start).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,5 +83,9 @@ class Election {
   std::unique_ptr<LeaseStore> store_;
   std::unique_ptr<LeaderElector> elector_;  // last: stopped before the store goes
 };
+
+// For /readyz's body: "leader" or "standby" while `election` runs; null
+// (no role named) without an election. `election` must outlive the function.
+std::function<std::string()> RoleOf(const Election* election);
 
 }  // namespace muster::kube
