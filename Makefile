@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e e2e-chaos bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -60,6 +60,11 @@ build: deps
 
 unit sanitize tsan fuzz e2e: deps
 	TIERS=$@ ./tools/run-tests.sh
+
+e2e-chaos: deps            ## failover of the volcano trio (2 replicas): 5 kill -9 of the leader, then a rolling restart, during gang bursts (~2.5 min; not in CI)
+	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build -j$(JOBS) --target muster
+	./e2e/scenarios/failover.sh --muster build/cmd/muster
 
 format:
 	find model kube gang queue topology extender reconciler cmd bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -7,7 +7,7 @@
 #
 # Usage:
 #   cluster.sh up [--cluster FILE] [--dir DIR] [--muster BIN] [--no-build]
-#                 [--watch-pid PID | --watch-parent]
+#                 [--watch-pid PID | --watch-parent] [--replicas N]
 #       Start a cluster. FILE: node layout (default e2e/clusters/gpu-4.yaml,
 #       format in cluster_helper.py). DIR: state directory (default: a fresh
 #       ${TMPDIR:-/tmp}/muster-e2e.XXXXXX); it must be new, empty, or hold a
@@ -18,6 +18,9 @@
 #       --watch-pid/--watch-parent: also start a guard that runs `down` when
 #       that process (or the caller of this script) exits - so a test runner
 #       that is killed leaves nothing behind.
+#       --replicas N: 1 (default) or 2 replicas of the `volcano` trio
+#       (kube-scheduler + extender + reconciler), as the Deployment's pods
+#       would run: see "Replicas" below.
 #       Progress goes to stderr; stdout gets the `export ...` lines of `env`.
 #   cluster.sh down [--dir DIR]
 #       Stop exactly the processes recorded in DIR/state (TERM, then KILL after
@@ -37,6 +40,17 @@
 #   cluster.sh reconciler start|stop|restart [--dir DIR] [--muster BIN] [--signal SIG]
 #       The same for `BIN reconciler` (Volcano Jobs -> PodGroups + pods),
 #       which `up --muster` also starts; its metrics port is `port reconciler`.
+#   cluster.sh replica kill|start|restart R [--dir DIR] [--muster BIN]
+#       (R: 0 or 1 on a cluster `up --replicas 2`; 0 alone is the one trio
+#       of a one-replica cluster) kill: SIGKILL replica R's kube-scheduler,
+#       extender and reconciler at once and drop their `proc` lines; start:
+#       start them again (same ports, hostname, identity) and wait for the
+#       scheduler's /healthz and the sidecars' /readyz; restart: SIGTERM,
+#       wait for the exit (KILL after the stop timeout), start.
+#   cluster.sh leaders [--dir DIR]
+#       Print `scheduler <holder>` and `reconciler <holder>` from the Leases
+#       volcano-scheduler and muster-reconciler in muster-e2e (the replica's
+#       hostname, e.g. muster-replica-1; `-` when nobody holds one).
 # Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
@@ -60,6 +74,20 @@
 # lines for what they listen on); `down` stops every proc line (the guard
 # first, then newest first) and never signals a PID whose start time no longer
 # matches (PID reuse).
+#
+# Replicas (`up --replicas 2`, recorded as `replicas 2`): replica R runs its
+# kube-scheduler (profile volcano), extender and reconciler with hostname
+# muster-replica-R (`unshare --uts`, as a Pod's containers share one), each
+# on its own ports. Replica 0 keeps the names volcano-scheduler, extender and
+# reconciler (processes and ports); replica 1 is volcano-scheduler-1,
+# extender-1, reconciler-1. The kube-schedulers elect a leader on the Lease
+# muster-e2e/volcano-scheduler (manifests/scheduler's leaderElection, its
+# namespace replaced); each extender follows it (--leader-elect=true
+# --leader-lease=muster-e2e/volcano-scheduler --leader-identity=muster-replica-R:
+# it acts only while its own kube-scheduler leads); the reconcilers elect one
+# on muster-e2e/muster-reconciler. manifests/rbac/leader-election-role.yaml
+# is applied in muster-e2e and bound to both ServiceAccounts. With one
+# replica (the default) there is no leader election at all.
 #
 # Ports: chosen at `up` from 20000 up to the kernel's ephemeral range, all
 # bound on 127.0.0.1. The muster extender's port is picked and recorded too
@@ -316,14 +344,34 @@ cmd_status() {
   return "$rc"
 }
 
+# --- replicas ----------------------------------------------------------------------
+# See "Replicas" in the header. Replica 0's names are today's.
+readonly MAX_REPLICAS=2
+cluster_replicas() { state_get "$1" replicas || echo 1; } # dir -> replica count
+replica_name() { # role replica -> its process and port name
+  if (($2 == 0)); then echo "$1"; else echo "$1-$2"; fi
+}
+replica_host() { echo "muster-replica-$1"; } # replica -> its hostname and identity
+# replica_wrap R: REPLICA_WRAP = the words that run a command with replica R's
+# hostname in a UTS namespace of its own. unshare (no --fork) and sh's exec
+# keep the PID, so `start` records the final process.
+REPLICA_WRAP=()
+replica_wrap() {
+  # shellcheck disable=SC2016 # expanded by sh -c, not here
+  REPLICA_WRAP=(unshare --uts sh -c 'hostname "$0" || exit 1; exec "$@"' "$(replica_host "$1")")
+}
+
 # --- the muster sidecars: extender and reconciler -----------------------------------
 
-# start_sidecar NAME DIR BIN: run `BIN NAME` (extender | reconciler) on its
-# recorded port (`port NAME`), record it, wait until its caches synced
-# (/readyz). Earlier logs are kept, numbered. MUSTER_<NAME>_FLAGS: extra
-# flags for experiments (e.g. MUSTER_EXTENDER_FLAGS=--gang-head-of-line-after=0s).
+# start_sidecar ROLE DIR BIN [REPLICA]: run `BIN ROLE` (extender | reconciler)
+# on its recorded port (`port NAME`; NAME is ROLE, or ROLE-R for replica R > 0),
+# record it, wait until its caches synced (/readyz). Earlier logs are kept,
+# numbered. MUSTER_<ROLE>_FLAGS: extra flags for experiments (e.g.
+# MUSTER_EXTENDER_FLAGS=--gang-head-of-line-after=0s). On a cluster with
+# two replicas it runs with its replica's hostname and leader election.
 start_sidecar() {
-  local name=$1 dir=$2 bin=$3 port n=1 flags_var
+  local role=$1 dir=$2 bin=$3 replica=${4:-0} name port n=1 flags_var
+  name=$(replica_name "$role" "$replica")
   port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
   [[ -n $port ]] || die "no $name port recorded in $dir/state"
   [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
@@ -332,13 +380,21 @@ start_sidecar() {
     mv "$dir/logs/$name.log" "$dir/logs/$name.$n.log"
   fi
   UP_DIR=$dir
-  flags_var=MUSTER_${name^^}_FLAGS
-  local -a extra=()
+  flags_var=MUSTER_${role^^}_FLAGS
+  local -a extra=() wrap=() leader=()
   read -ra extra <<<"${!flags_var:-}"
-  [[ -f $dir/$name.kubeconfig ]] || die "no $dir/$name.kubeconfig (written by up)"
-  start "$name" "$bin" "$name" --listen=127.0.0.1 --port="$port" \
-    --kubeconfig="$dir/$name.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
-    "${extra[@]}"
+  [[ -f $dir/$role.kubeconfig ]] || die "no $dir/$role.kubeconfig (written by up)"
+  if (($(cluster_replicas "$dir") > 1)); then
+    replica_wrap "$replica"
+    wrap=("${REPLICA_WRAP[@]}")
+    local lease=volcano-scheduler
+    [[ $role == reconciler ]] && lease=muster-reconciler
+    leader=(--leader-elect=true --leader-lease="$SIDECAR_NAMESPACE/$lease"
+      --leader-identity="$(replica_host "$replica")")
+  fi
+  start "$name" "${wrap[@]}" "$bin" "$role" --listen=127.0.0.1 --port="$port" \
+    --kubeconfig="$dir/$role.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
+    "${leader[@]}" "${extra[@]}"
   wait_until "muster $name /readyz on port $port" 60 \
     curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster $name did not become ready"
 }
@@ -405,6 +461,132 @@ sidecar_command() {
     stop) stop_sidecar "$dir" "$sig" "$which" ;;
     *) die "$which: expected start, stop or restart, got '$action'" ;;
   esac
+}
+
+# start_volcano_scheduler DIR REPLICA: replica R's kube-scheduler (profile
+# volcano, config scheduler-volcano.yaml or scheduler-volcano-R.yaml) on its
+# recorded port; with two replicas under its replica's hostname. A restart
+# keeps the previous log, numbered.
+start_volcano_scheduler() {
+  local dir=$1 replica=$2 name port cfg kubectl n=1
+  name=$(replica_name volcano-scheduler "$replica")
+  port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
+  [[ -n $port ]] || die "no $name port recorded in $dir/state"
+  cfg=$dir/scheduler-volcano.yaml
+  ((replica == 0)) || cfg=$dir/scheduler-volcano-$replica.yaml
+  kubectl=$(state_get "$dir" kubectl) || die "no kubectl recorded in $dir/state"
+  if [[ -f $dir/logs/$name.log ]]; then
+    while [[ -e $dir/logs/$name.$n.log ]]; do n=$((n + 1)); done
+    mv "$dir/logs/$name.log" "$dir/logs/$name.$n.log"
+  fi
+  UP_DIR=$dir
+  local -a wrap=()
+  if (($(cluster_replicas "$dir") > 1)); then
+    replica_wrap "$replica"
+    wrap=("${REPLICA_WRAP[@]}")
+  fi
+  start "$name" "${wrap[@]}" "$(dirname "$kubectl")/kube-scheduler" --config="$cfg" \
+    --bind-address=127.0.0.1 --secure-port="$port"
+}
+wait_volcano_scheduler() { # dir replica: its /healthz answers
+  local name port
+  name=$(replica_name volcano-scheduler "$2")
+  port=$(state_ports "$1" | awk -v w="$name" '$1 == w {print $2}') || true
+  wait_until "$name /healthz" 60 curl -fsSk --max-time 2 "https://127.0.0.1:$port/healthz" ||
+    die "$name not healthy"
+}
+
+# stop_procs DIR SIGNAL NAME...: signal every live recorded process of these
+# names at once, wait for each to exit (SIGKILL after the stop timeout), drop
+# their `proc` lines.
+stop_procs() {
+  local dir=$1 sig=$2 k name pid st deadline
+  shift 2
+  local -a pids=() sts=()
+  local want=" $* "
+  while read -r k name pid st; do
+    [[ $k == proc && $want == *" $name "* ]] || continue
+    if alive "$pid" "$st"; then
+      kill "-$sig" "$pid" 2>/dev/null || true
+      pids+=("$pid")
+      sts+=("$st")
+    fi
+  done <"$dir/state"
+  local i
+  deadline=$(($(now_us) + STOP_TIMEOUT * 1000000))
+  for ((i = 0; i < ${#pids[@]}; i++)); do
+    while alive "${pids[i]}" "${sts[i]}"; do
+      if (($(now_us) > deadline)); then
+        log "pid ${pids[i]} still running ${STOP_TIMEOUT}s after SIG$sig: SIGKILL"
+        kill -KILL "${pids[i]}" 2>/dev/null || true
+        deadline=$(($(now_us) + 5000000))
+      fi
+      sleep 0.05
+    done
+  done
+  local tmp=$dir/state.tmp
+  awk -v w="$want" '!($1 == "proc" && index(w, " " $2 " "))' "$dir/state" >"$tmp" && mv "$tmp" "$dir/state"
+  log "$*: stopped ${#pids[@]} process(es) with SIG$sig"
+}
+
+# replica kill|start|restart R
+cmd_replica() {
+  local action=${1:-} replica=${2:-} dir='' bin='' n
+  (($# >= 2)) || die "usage: replica kill|start|restart R [--dir DIR] [--muster BIN]"
+  shift 2
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      --muster) bin=${2:?--muster needs a value}; shift 2 ;;
+      *) die "replica: unknown argument $1" ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  n=$(cluster_replicas "$dir")
+  if ! [[ $replica =~ ^[0-9]+$ ]] || ((replica >= n)); then
+    die "replica: no replica '$replica' (the cluster in $dir runs $n; up --replicas 2 runs two)"
+  fi
+  local -a names=()
+  local role
+  for role in volcano-scheduler extender reconciler; do names+=("$(replica_name "$role" "$replica")"); done
+  [[ -n $bin ]] || bin=$(state_get "$dir" muster_bin) || true
+  case $action in
+    kill) stop_procs "$dir" KILL "${names[@]}" ;;
+    start | restart)
+      [[ -n $bin ]] || die "replica $action: no --muster BIN given and none recorded by up"
+      [[ $action == restart ]] && stop_procs "$dir" TERM "${names[@]}"
+      local k name pid st
+      while read -r k name pid st; do
+        [[ $k == proc && " ${names[*]} " == *" $name "* ]] && alive "$pid" "$st" &&
+          die "$name of replica $replica is already running (pid $pid); use: replica restart $replica"
+      done <"$dir/state"
+      start_volcano_scheduler "$dir" "$replica"
+      start_sidecar extender "$dir" "$bin" "$replica"
+      start_sidecar reconciler "$dir" "$bin" "$replica"
+      wait_volcano_scheduler "$dir" "$replica"
+      log "replica $replica ($(replica_host "$replica")) ready"
+      ;;
+    *) die "replica: expected kill, start or restart, got '$action'" ;;
+  esac
+}
+
+# leaders: who holds the two Leases (hostname part of the holder identity).
+cmd_leaders() {
+  local dir='' kubectl holder entry
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      *) die "leaders: unknown argument $1" ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  kubectl=$(state_get "$dir" kubectl)
+  for entry in scheduler:volcano-scheduler reconciler:muster-reconciler; do
+    holder=$("$kubectl" --kubeconfig "$dir/admin.kubeconfig" --request-timeout=5s get lease \
+      -n "$SIDECAR_NAMESPACE" "${entry#*:}" -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null) || holder=
+    holder=${holder%%_*} # kube-scheduler's "<hostname>_<uuid>"
+    echo "${entry%%:*} ${holder:--}"
+  done
 }
 
 # --- guard -------------------------------------------------------------------------
@@ -599,6 +781,9 @@ write_sidecar_credentials() { # dir api-port kubectl...
       printf 'subjects: [{kind: ServiceAccount, name: %s, namespace: %s}]\n' "$name" "$SIDECAR_NAMESPACE"
     done
   } | "${kc[@]}" apply --server-side -f - || return 1
+  if (($(cluster_replicas "$dir") > 1)); then
+    leader_election_role | "${kc[@]}" apply --server-side -f - || return 1
+  fi
   for name in extender reconciler; do
     token=$("${kc[@]}" create token "$name" -n "$SIDECAR_NAMESPACE" --duration="$SIDECAR_TOKEN_DURATION") ||
       return 1
@@ -611,6 +796,26 @@ bound to ClusterRole muster-$name (manifests/rbac) only." "token: $token"
   done
 }
 
+# manifests/rbac/leader-election-role.yaml for this cluster: its Role and
+# RoleBinding in muster-e2e, bound to the sidecars' two ServiceAccounts
+# instead of the install's one (`muster`).
+leader_election_role() {
+  local manifest=$REPO/manifests/rbac/leader-election-role.yaml out
+  local subject='- {kind: ServiceAccount, name: muster, namespace: muster-system}'
+  grep -qxF -- "$subject" "$manifest" || {
+    echo "cannot render $manifest: its subject line changed (want: $subject)" >&2
+    return 1
+  }
+  out=$(sed -e "s#^  namespace: muster-system\$#  namespace: $SIDECAR_NAMESPACE#" \
+    -e "s#^- {kind: ServiceAccount, name: muster, namespace: muster-system}\$#- {kind: ServiceAccount, name: extender, namespace: $SIDECAR_NAMESPACE}\n- {kind: ServiceAccount, name: reconciler, namespace: $SIDECAR_NAMESPACE}#" \
+    "$manifest")
+  if grep -q muster-system <<<"$out"; then
+    echo "cannot render $manifest: muster-system left in it" >&2
+    return 1
+  fi
+  printf '%s\n' "$out"
+}
+
 # The two scheduler configurations. The stock one serves schedulerName
 # default-scheduler; the `volcano` one serves schedulerName volcano and calls the
 # muster extender for every one of its pods: no managedResources, because gang
@@ -619,7 +824,10 @@ bound to ClusterRole muster-$name (manifests/rbac) only." "token: $token"
 # authority on GPUs, so no second count can disagree with it - and the e2e
 # over-commit tests test muster, not the in-tree filter. manifests/scheduler/
 # holds the same configuration for real clusters.
-write_scheduler_configs() { # dir extender-port
+# With two replicas: one volcano configuration per replica (the second one
+# scheduler-volcano-1.yaml, calling extender-1), leader election on, its Lease
+# in muster-e2e.
+write_scheduler_configs() { # dir extender-port [replicas extender-1-port]
   local dir=$1
   cat >"$dir/scheduler-default.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -645,10 +853,31 @@ EOF
   if ! grep -q "http://127.0.0.1:$2/scheduler" "$out" || ! grep -q '^  leaderElect: false$' "$out"; then
     die "could not render $manifest (its urlPrefix or leaderElect line changed?)"
   fi
+  (("${3:-1}" > 1)) || return 0
+  local r port
+  for r in 0 1; do
+    out=$dir/scheduler-volcano.yaml
+    port=$2
+    if ((r == 1)); then
+      out=$dir/scheduler-volcano-1.yaml
+      port=$4
+    fi
+    {
+      printf 'clientConnection:\n  kubeconfig: %s\n  qps: %d\n  burst: %d\n' \
+        "$dir/admin.kubeconfig" "$API_QPS" $((API_QPS * 2))
+      sed -e "s#http://127.0.0.1:8888/#http://127.0.0.1:$port/#" \
+        -e "s/^  resourceNamespace: muster-system\$/  resourceNamespace: $SIDECAR_NAMESPACE/" "$manifest"
+    } >"$out"
+    if ! grep -q "http://127.0.0.1:$port/scheduler" "$out" || ! grep -q '^  leaderElect: true$' "$out" ||
+      ! grep -q "^  resourceNamespace: $SIDECAR_NAMESPACE\$" "$out" ||
+      ! grep -q '^  resourceName: volcano-scheduler$' "$out"; then
+      die "could not render $manifest for replica $r (its urlPrefix or leaderElection lines changed?)"
+    fi
+  done
 }
 
 cmd_up() {
-  local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid='' muster_bin=''
+  local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid='' muster_bin='' replicas=1
   while (($#)); do
     case $1 in
       --cluster) cluster_file=${2:?--cluster needs a value}; shift 2 ;;
@@ -657,9 +886,13 @@ cmd_up() {
       --muster) muster_bin=${2:?--muster needs a value}; shift 2 ;;
       --watch-pid) watch_pid=${2:?--watch-pid needs a value}; shift 2 ;;
       --watch-parent) watch_pid=$PPID; shift ;;
+      --replicas) replicas=${2:?--replicas needs a value}; shift 2 ;;
       *) die "up: unknown argument $1 (see --help)" ;;
     esac
   done
+  if ! [[ $replicas =~ ^[0-9]+$ ]] || ((replicas < 1 || replicas > MAX_REPLICAS)); then
+    die "--replicas $replicas: 1 or $MAX_REPLICAS replicas are supported"
+  fi
   [[ -f $cluster_file ]] || die "cluster file '$cluster_file' not found"
   if [[ -n $muster_bin ]]; then
     [[ -x $muster_bin ]] || die "--muster $muster_bin: not an executable file"
@@ -667,7 +900,9 @@ cmd_up() {
   fi
   python3 "$HELPER" render-nodes "$cluster_file" /dev/null >/dev/null || die "bad cluster file $cluster_file"
   local tool
-  for tool in openssl python3 ss curl setsid; do
+  local tools=(openssl python3 ss curl setsid)
+  ((replicas == 1)) || tools+=(unshare hostname)
+  for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' is required (tools/install-deps.sh installs it)"
   done
 
@@ -711,6 +946,7 @@ cmd_up() {
     echo "kubectl $kubectl"
     echo "cluster_file $(cd "$(dirname "$cluster_file")" && pwd)/$(basename "$cluster_file")"
     [[ -z $muster_bin ]] || echo "muster_bin $muster_bin"
+    ((replicas == 1)) || echo "replicas $replicas"
   } >"$dir/state"
   trap on_up_exit EXIT
   trap 'on_signal 130' INT
@@ -724,7 +960,7 @@ cmd_up() {
 
   # 3. Ports, certificates, configs.
   local ports
-  read -r -a ports <<<"$(python3 "$HELPER" free-ports 8)" || die "could not pick free ports"
+  read -r -a ports <<<"$(python3 "$HELPER" free-ports $((replicas == 1 ? 8 : 11)))" || die "could not pick free ports"
   local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
   local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]} p_rec=${ports[7]}
   record "port etcd $p_etcd"
@@ -736,9 +972,15 @@ cmd_up() {
   record "port extender $p_ext"
   record "port reconciler $p_rec"
   log "dir $dir; ports: etcd $p_etcd/$p_peer, apiserver $p_api, kcm $p_kcm, schedulers $p_sched/$p_vsched, extender $p_ext (reserved)"
+  if ((replicas > 1)); then
+    record "port volcano-scheduler-1 ${ports[8]}"
+    record "port extender-1 ${ports[9]}"
+    record "port reconciler-1 ${ports[10]}"
+    log "replica 1: volcano-scheduler-1 ${ports[8]}, extender-1 ${ports[9]}, reconciler-1 ${ports[10]}"
+  fi
   write_pki "$dir"
   write_kubeconfig "$dir" "$p_api"
-  write_scheduler_configs "$dir" "$p_ext"
+  write_scheduler_configs "$dir" "$p_ext" "$replicas" "${ports[9]:-}"
   local nnodes
   nnodes=$(python3 "$HELPER" render-nodes "$cluster_file" "$dir/nodes.json") || die "bad cluster file $cluster_file"
   record "kubeconfig $dir/admin.kubeconfig"
@@ -823,8 +1065,13 @@ cmd_up() {
     --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2))
   start kube-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-default.yaml" \
     --bind-address=127.0.0.1 --secure-port="$p_sched"
-  start volcano-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-volcano.yaml" \
-    --bind-address=127.0.0.1 --secure-port="$p_vsched"
+  if ((replicas == 1)); then
+    start volcano-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-volcano.yaml" \
+      --bind-address=127.0.0.1 --secure-port="$p_vsched"
+  else
+    start_volcano_scheduler "$dir" 0
+    start_volcano_scheduler "$dir" 1
+  fi
   # kwok: only nodes annotated kwok.x-k8s.io/node=fake; serves no port (no
   # --server-address); pod IPs are strings from a large fake range.
   start kwok "$KWOK_BIN" --kubeconfig="$dir/admin.kubeconfig" \
@@ -841,6 +1088,7 @@ cmd_up() {
   local health=(curl -fsSk --max-time 2)
   wait_until "kube-scheduler /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_sched/healthz" || die "kube-scheduler not healthy"
   wait_until "volcano kube-scheduler /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_vsched/healthz" || die "volcano scheduler not healthy"
+  ((replicas == 1)) || wait_volcano_scheduler "$dir" 1
   wait_until "kube-controller-manager /healthz" 60 "${health[@]}" "https://127.0.0.1:$p_kcm/healthz" || die "kube-controller-manager not healthy"
   log "schedulers and controller-manager healthy"
   nodes_ready() { "${kc[@]}" get nodes -o json | python3 "$HELPER" nodes-ready "$nnodes"; }
@@ -864,6 +1112,11 @@ cmd_up() {
     log "muster extender ready on port $p_ext"
     start_reconciler "$dir" "$muster_bin"
     log "muster reconciler ready on port $p_rec"
+    if ((replicas > 1)); then
+      start_sidecar extender "$dir" "$muster_bin" 1
+      start_sidecar reconciler "$dir" "$muster_bin" 1
+      log "replica 1: muster extender-1 and reconciler-1 ready on ports ${ports[9]} and ${ports[10]}"
+    fi
   fi
   local t_ready
   t_ready=$(now_us)
@@ -889,6 +1142,8 @@ main() {
     status) cmd_status "$@" ;;
     extender) cmd_extender "$@" ;;
     reconciler) cmd_reconciler "$@" ;;
+    replica) cmd_replica "$@" ;;
+    leaders) cmd_leaders "$@" ;;
     _guard) cmd_guard "$@" ;;
     -h | --help | help) usage ;;
     *)

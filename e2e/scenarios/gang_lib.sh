@@ -21,6 +21,8 @@
 # (default ${TMPDIR:-/tmp}/muster-gang/<scenario>) before the cluster goes down.
 # Environment: MUSTER_BIN (the muster binary; default build/cmd/muster),
 # GANG_SIDES (default "stock muster"; "muster" skips the stock run).
+# GANG_UP_ARGS (an array, set before sourcing): more `cluster.sh up` flags,
+# e.g. (--replicas 2 --muster "$MUSTER_BIN") (failover.sh).
 # shellcheck shell=bash
 
 GANG_SCENARIO=$(basename "$0" .sh)
@@ -55,7 +57,7 @@ fi
 gang_say "cluster $(basename "$GANG_CLUSTER_FILE") in $GANG_DIR (log: $GANG_OUT/cluster-up.log)"
 GANG_OWN_CLUSTER=1
 if ! "$GANG_CLUSTER" up --cluster "$GANG_CLUSTER_FILE" --dir "$GANG_DIR" --watch-pid $$ \
-  >/dev/null 2>"$GANG_OUT/cluster-up.log"; then
+  ${GANG_UP_ARGS[@]+"${GANG_UP_ARGS[@]}"} >/dev/null 2>"$GANG_OUT/cluster-up.log"; then
   tail -n 20 "$GANG_OUT/cluster-up.log"
   gang_say "FAIL: the cluster did not come up"
   exit 1
