@@ -791,6 +791,7 @@ class GuardAccess {
  public:
   virtual ~GuardAccess() = default;
   virtual GuardStats Stats() const = 0;
+  virtual void RaiseBacklog() = 0;
 };
 
 template <class Base>
@@ -804,16 +805,18 @@ class Guarded final : public Base, public GuardAccess {
           return this->process_request(strm, /*close_connection=*/false, closed,
                                        [ssl](httplib::Request& req) { req.ssl = ssl; });
         });
-    this->new_task_queue = [this] {
-      // cpp-httplib listens with a backlog of 5: a burst of connections
-      // beyond it would wait for SYN retransmits. Listening again on the
-      // bound socket raises it (Linux).
-      ::listen(this->svr_sock_, SOMAXCONN);
-      return new AdmittingQueue(guard_.get());
-    };
+    this->new_task_queue = [this] { return new AdmittingQueue(guard_.get()); };
   }
   ~Guarded() override { guard_.reset(); }
   GuardStats Stats() const override { return guard_->Stats(); }
+  // cpp-httplib listens with a backlog of 5: a burst of connections beyond
+  // it would wait for SYN retransmits. Listening again on the bound socket
+  // raises it (Linux). On the binding thread, before the listen loop runs:
+  // never racing stop()'s close of the socket.
+  void RaiseBacklog() override {
+    const socket_t sock = this->svr_sock_;
+    if (sock != INVALID_SOCKET) ::listen(sock, SOMAXCONN);
+  }
 
  private:
   bool process_and_close_socket(socket_t sock) override {
@@ -850,6 +853,10 @@ std::unique_ptr<httplib::Server> NewGuardedTlsServer(const GuardOptions& options
   const char* ca = client_ca_path.empty() ? nullptr : client_ca_path.c_str();
   return std::make_unique<Guarded<httplib::SSLServer>>(options, cert_path.c_str(), key_path.c_str(),
                                                        ca);
+}
+
+void RaiseBacklog(httplib::Server& server) {
+  if (auto* guarded = dynamic_cast<GuardAccess*>(&server)) guarded->RaiseBacklog();
 }
 
 GuardStats GuardStatsOf(const httplib::Server& server) {

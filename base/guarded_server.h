@@ -23,8 +23,8 @@
 //
 // So a worker is taken only by a request whose head has fully arrived, and
 // holds it at most until the request deadline plus the handler's own time.
-// The listening socket's backlog is raised to SOMAXCONN when the listen
-// loop starts (cpp-httplib's is 5). Error replies are written by the guard with a text body and
+// base::BindPort raises the listening socket's backlog to SOMAXCONN
+// (cpp-httplib's is 5) once bound. Error replies are written by the guard with a text body and
 // "Connection: close"; over TLS the 503 of an over-cap connection is a plain
 // close (there is no session to answer in).
 //
@@ -100,6 +100,11 @@ std::unique_ptr<httplib::Server> NewGuardedTlsServer(const GuardOptions& options
                                                      const std::string& cert_path,
                                                      const std::string& key_path,
                                                      const std::string& client_ca_path);
+
+// Raises a bound guarded server's listen backlog to SOMAXCONN (base::BindPort
+// does, for every muster server); no-op for any other server.
+// REQUIRES: bound, and its listen loop not started (the owner thread).
+void RaiseBacklog(httplib::Server& server);
 
 // The guard's counts of a server made by the functions above; all zero for
 // any other server. Thread-safe.

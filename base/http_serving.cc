@@ -6,6 +6,8 @@
 #include <chrono>
 #include <utility>
 
+#include "base/guarded_server.h"
+
 namespace muster::base {
 
 void ReuseAddressOnly(httplib::Server& http, std::function<void(int socket)> on_socket) {
@@ -19,7 +21,9 @@ void ReuseAddressOnly(httplib::Server& http, std::function<void(int socket)> on_
 int BindPort(httplib::Server& http, const std::string& address, int port) {
   const int bound =
       port == 0 ? http.bind_to_any_port(address) : (http.bind_to_port(address, port) ? port : -1);
-  return bound > 0 ? bound : -1;
+  if (bound <= 0) return -1;
+  RaiseBacklog(http);
+  return bound;
 }
 
 std::string CannotListenMessage(const std::string& address, int port) {

@@ -25,7 +25,8 @@ namespace muster::base {
 void ReuseAddressOnly(httplib::Server& http, std::function<void(int socket)> on_socket = nullptr);
 
 // Binds address:port (port 0: an ephemeral one) and returns the bound port,
-// or -1 when the address cannot be bound.
+// or -1 when the address cannot be bound. A guarded server's listen backlog
+// is raised to SOMAXCONN here (base/guarded_server.h RaiseBacklog).
 int BindPort(httplib::Server& http, const std::string& address, int port);
 
 // "cannot listen on ADDR:PORT", the error of a failed BindPort.

@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
@@ -193,10 +192,11 @@ base::GuardOptions GuardOptionsOf(const ServerOptions& options) {
 
 // The server's connections (the guard has the rest, GuardOptionsOf): TCP
 // and socket options, the body limit (and the bodies it cannot bound,
-// refused unread). The listening socket goes to *listen_fd.
-void ConfigureConnections(httplib::Server& http, const ServerOptions& options, int* listen_fd) {
+// refused unread). (base::BindPort raises the listen backlog: a burst of
+// parallel binds beyond cpp-httplib's 5 found connections dropped.)
+void ConfigureConnections(httplib::Server& http, const ServerOptions& options) {
   http.set_tcp_nodelay(true);
-  base::ReuseAddressOnly(http, [listen_fd](int sock) { *listen_fd = sock; });
+  base::ReuseAddressOnly(http);
   http.set_payload_max_length(options.max_body_bytes);
   // The limit above holds only for Content-Length bodies: refuse the others
   // unread. Their body is still on the connection, so ask the client to
@@ -344,12 +344,6 @@ Status Server::Start() {
     return Status(StatusCode::kUnavailable,
                   base::CannotListenMessage(options_.listen_address, options_.port));
   }
-  // cpp-httplib listens with a backlog of 5: a burst of parallel binds beyond
-  // that found connections dropped while the workers were busy. Listening
-  // again on the bound socket raises the backlog (Linux).
-  if (listen_fd_ >= 0 && ::listen(listen_fd_, SOMAXCONN) != 0) {
-    spdlog::warn("extender: cannot raise the listen backlog");
-  }
   listener_.Start(http_.get(), [](const std::exception& e) {
     spdlog::error("extender HTTP server stopped: {}", e.what());
   });
@@ -363,7 +357,7 @@ base::GuardStats Server::guard_stats() const {
 }
 
 void Server::Route() {
-  ConfigureConnections(*http_, options_, &listen_fd_);
+  ConfigureConnections(*http_, options_);
   const std::string prefix = EscapeRegex(*NormalizePrefix(options_.prefix));
   for (std::string_view verb : kVerbs) {
     http_->Post(prefix + "/" + std::string(verb),

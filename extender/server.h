@@ -198,7 +198,6 @@ class Server {
   std::unique_ptr<httplib::Server> http_;
   base::ListenThread listener_;  // after http_: stopped before the server goes
   int port_ = 0;
-  int listen_fd_ = -1;  // the listening socket, seen by the socket options hook
 };
 
 // "/scheduler/" -> "/scheduler"; "" stays "". InvalidArgument unless it is
