@@ -98,7 +98,7 @@ TEST(GuardedServerTest, OverTheCapANewcomerGets503AtOnce) {
   options.request_deadline = std::chrono::seconds(20);
   options.max_connections_per_client = 4;
   Served s(options);
-  testing::ExpectOverCapRefused(s.port, 4);
+  testing::ExpectOverCapRefused(s.port, 4, [&s] { return GuardStatsOf(*s.http).open_connections; });
   EXPECT_GE(GuardStatsOf(*s.http).refused, 1);
   EXPECT_EQ(StatusOf(s.Echo("after")), 200);
 }

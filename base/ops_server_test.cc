@@ -128,7 +128,8 @@ TEST(OpsServerTest, HostileClientsAreRefusedAndHealthAnswersThroughout) {
       server.port(), testing::HostileHeadCases("/healthz", "/metrics"), 24 * 1024, metrics_served);
   testing::ExpectIdleConnectionsShed(server.port(), 2000, 20);
   metrics_served();
-  testing::ExpectOverCapRefused(server.port(), 64);
+  testing::ExpectOverCapRefused(server.port(), 64,
+                                [&server] { return server.guard_stats().open_connections; });
   metrics_served();
   const GuardStats stats = server.guard_stats();
   EXPECT_EQ(stats.line_too_long, 1);

@@ -392,7 +392,8 @@ TEST(ServerTest, HostileHeadsTricklesAndConnectionsAreRefused) {
       [&h] { ExpectStillServing(h); });
   base::testing::ExpectIdleConnectionsShed(port, 2000, 20);
   ExpectStillServing(h);
-  base::testing::ExpectOverCapRefused(port, 64);
+  base::testing::ExpectOverCapRefused(port, 64,
+                                      [&h] { return h.server->guard_stats().open_connections; });
   ExpectStillServing(h);
   const base::GuardStats stats = h.server->guard_stats();
   EXPECT_EQ(stats.line_too_long, 1);

@@ -310,11 +310,28 @@ inline void ExpectIdleConnectionsShed(int port, int count, int close_within_s) {
       count, closed, polled.ok, polled.slowest_s);
 }
 
+// Waits up to 10 s until `open_connections()` is `want`.
+inline bool OpenConnectionsReach(const std::function<int64_t()>& open_connections, int64_t want) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (open_connections() != want) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 // Fills the per-client cap with connections that started a request (a
 // request line, no end of head), then one more: it gets 503 with
 // Connection: close at once, unread, while another client's /healthz is
-// served. The open connections are closed afterwards.
-inline void ExpectOverCapRefused(int port, int cap) {
+// served. The open connections are closed afterwards. `open_connections`
+// is the server's count (GuardStats::open_connections): the fill starts
+// once the connections of earlier steps are gone - one a client just closed
+// still counts while a worker finishes with it, and would take a place of
+// the cap that is not idle, so not evictable.
+inline void ExpectOverCapRefused(int port, int cap,
+                                 const std::function<int64_t()>& open_connections) {
+  ASSERT_TRUE(OpenConnectionsReach(open_connections, 0))
+      << open_connections() << " connections of earlier steps still open";
   std::vector<int> busy;
   for (int i = 0; i < cap; ++i) {
     const int fd = Connect(port);
@@ -322,6 +339,7 @@ inline void ExpectOverCapRefused(int port, int cap) {
     ASSERT_TRUE(SendAll(fd, "GET /healthz HTTP/1.1\r\n"));
     busy.push_back(fd);
   }
+  ASSERT_TRUE(OpenConnectionsReach(open_connections, cap)) << open_connections();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // their bytes are seen
   HealthPoller health(port);
   const auto start = std::chrono::steady_clock::now();
