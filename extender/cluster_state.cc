@@ -277,7 +277,12 @@ void ClusterState::UnindexGangPod(std::string_view uid, const std::string& group
   auto it = gang_pods_.find(group);
   if (it == gang_pods_.end()) return;
   if (auto member = it->second.find(uid); member != it->second.end()) it->second.erase(member);
-  if (it->second.empty()) gang_pods_.erase(it);
+  if (it->second.empty()) {
+    // The gang is gone: its plan would otherwise outlive it (and be handed
+    // to a later gang of the same name).
+    gang_pods_.erase(it);
+    if (auto plan = gang_plans_.find(group); plan != gang_plans_.end()) gang_plans_.erase(plan);
+  }
   ++gang_generation_;
 }
 

@@ -301,7 +301,8 @@ class ClusterState {
   uint64_t gang_generation() const { return gang_generation_; }
   // The whole-gang placement bind persists in the Binding of each member
   // (muster.io/gang-plan), set by the gang controller with the reservation.
-  // An empty `plan_json` erases it.
+  // An empty `plan_json` erases it; so does the deletion of the gang's last
+  // pod (a gang that left the cache keeps no plan).
   void SetGangPlan(std::string_view group, std::string plan_json);
   // Null when none.
   const std::string* GangPlanOf(std::string_view group) const;

@@ -225,6 +225,24 @@ TEST(GangControllerTest, UnclaimedReservationsExpireAndFreeTheCapacity) {
   EXPECT_EQ(ReservedMembers(cluster, "slow", 2), 2) << "planned again on the next pass";
 }
 
+// The soak found plans of finished gangs kept forever: a gang whose pods
+// are all deleted leaves no plan behind, and a new gang of the same name
+// does not inherit its predecessor's placement.
+TEST(GangControllerTest, AGangsPlanGoesWithItsLastPod) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  AddGang(cluster, "done", 2, 4);
+  MakeController(cluster).RunPass();
+  ASSERT_EQ(ReservedMembers(cluster, "done", 2), 2);
+  cluster.With([](ClusterState& state) {
+    ASSERT_NE(state.GangPlanOf("ml/done"), nullptr);
+    state.DeletePod("uid-" + MemberName("done", 0));
+    EXPECT_NE(state.GangPlanOf("ml/done"), nullptr) << "one member is left";
+    state.DeletePod("uid-" + MemberName("done", 1));
+    EXPECT_EQ(state.GangPlanOf("ml/done"), nullptr);
+  });
+}
+
 // Plain pods of schedulerName volcano (Deployments, Argo steps) are each in
 // Volcano's PodGroup of one (pkg/controllers/podgroup/pg_controller_handler.go)
 // in the queue their scheduling.volcano.sh/queue-name annotation names: the
