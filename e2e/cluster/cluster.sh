@@ -7,7 +7,7 @@
 #
 # Usage:
 #   cluster.sh up [--cluster FILE] [--dir DIR] [--muster BIN] [--no-build]
-#                 [--watch-pid PID | --watch-parent] [--replicas N]
+#                 [--watch-pid PID | --watch-parent] [--replicas N] [--api-proxy]
 #       Start a cluster. FILE: node layout (default e2e/clusters/gpu-4.yaml,
 #       format in cluster_helper.py). DIR: state directory (default: a fresh
 #       ${TMPDIR:-/tmp}/muster-e2e.XXXXXX); it must be new, empty, or hold a
@@ -21,6 +21,12 @@
 #       --replicas N: 1 (default) or 2 replicas of the `volcano` trio
 #       (kube-scheduler + extender + reconciler), as the Deployment's pods
 #       would run: see "Replicas" below.
+#       --api-proxy: also run e2e/cluster/api_proxy.py (recorded as proc
+#       `api-proxy`, `port api-proxy N`) in front of the kube-apiserver, its
+#       control file DIR/api-proxy.control (`pass` at first), and give the
+#       muster sidecars (extender, reconciler, of every replica) kubeconfigs
+#       pointing at the proxy's port; kube-schedulers, kcm, kwok and admin
+#       stay direct. See `api-proxy` below.
 #       Progress goes to stderr; stdout gets the `export ...` lines of `env`.
 #   cluster.sh down [--dir DIR]
 #       Stop exactly the processes recorded in DIR/state (TERM, then KILL after
@@ -51,6 +57,21 @@
 #       Print `scheduler <holder>` and `reconciler <holder>` from the Leases
 #       volcano-scheduler and muster-reconciler in muster-e2e (the replica's
 #       hostname, e.g. muster-replica-1; `-` when nobody holds one).
+#   cluster.sh component stop|start|restart NAME [--dir DIR] [--signal SIG] [--stop-timeout S]
+#       (NAME: kube-apiserver or etcd) stop: save the recorded process's
+#       command line and working directory (/proc/PID/cmdline, cwd) as
+#       DIR/NAME.cmdline, signal it (SIG, default TERM; KILL after S s,
+#       default the stop timeout: a kube-apiserver with open watches does
+#       not exit on TERM within 15 s here, etcd takes ~7 s), wait for the
+#       exit, drop its `proc` line; start: run that
+#       saved command line again (same flags, ports, data dir), record it,
+#       and wait until healthy (etcd: its /health, then the apiserver's
+#       /readyz; kube-apiserver: /readyz); restart: stop, then start. Each
+#       start keeps the previous log as logs/NAME.<n>.log. start and
+#       restart print the seconds they took (signal to healthy) on stdout.
+#   cluster.sh api-proxy delay MS|reset SECONDS|pass [--dir DIR]
+#       On a cluster `up --api-proxy`: write that fault line to the proxy's
+#       control file (api_proxy.py applies it within 100 ms).
 # Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
@@ -113,7 +134,7 @@ readonly API_QPS=${MUSTER_KUBE_API_QPS:-500}
 # Timeouts (seconds).
 readonly APISERVER_TIMEOUT=${MUSTER_APISERVER_TIMEOUT:-90}
 readonly READY_TIMEOUT=${MUSTER_READY_TIMEOUT:-120}
-readonly STOP_TIMEOUT=${MUSTER_STOP_TIMEOUT:-15}
+STOP_TIMEOUT=${MUSTER_STOP_TIMEOUT:-15} # component --stop-timeout sets it
 
 now_us() { local t=${EPOCHREALTIME//[.,]/}; echo "$t"; }
 T0=$(now_us)
@@ -589,6 +610,116 @@ cmd_leaders() {
   done
 }
 
+# --- control-plane components: restart with the same command line -----------------
+# See `component` in the header. The command line is read from /proc before
+# the stop (so `up` records nothing more) and kept in DIR/NAME.cmdline:
+# NUL-separated, the working directory first.
+readonly RESTARTABLE=" kube-apiserver etcd "
+component_proc() { # dir name -> "pid starttime" of its live proc line
+  local k name pid st
+  while read -r k name pid st; do
+    [[ $k == proc && $name == "$2" ]] && alive "$pid" "$st" && echo "$pid $st" && return 0
+  done <"$1/state"
+  return 1
+}
+component_healthy() { # dir name: wait until NAME (and what depends on it) answers
+  local dir=$1 port
+  if [[ $2 == etcd ]]; then
+    port=$(state_ports "$dir" | awk '$1 == "etcd" {print $2}') || true
+    wait_until "etcd /health" "$APISERVER_TIMEOUT" curl -fsS --max-time 2 "http://127.0.0.1:$port/health" ||
+      die "etcd did not become healthy"
+  fi
+  port=$(state_ports "$dir" | awk '$1 == "apiserver" {print $2}') || true
+  wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" \
+    curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$port/readyz" ||
+    die "kube-apiserver did not become ready"
+}
+component_stop() { # dir name sig
+  local dir=$1 name=$2 pid st cwd
+  if read -r pid st < <(component_proc "$dir" "$name"); then
+    cwd=$(readlink "/proc/$pid/cwd") || die "cannot read the working directory of $name (pid $pid)"
+    { printf '%s\0' "$cwd"; cat "/proc/$pid/cmdline"; } >"$dir/$name.cmdline.tmp" ||
+      die "cannot read the command line of $name (pid $pid)"
+    [[ $(proc_starttime "$pid") == "$st" ]] || die "$name (pid $pid) exited while its command line was read"
+    mv "$dir/$name.cmdline.tmp" "$dir/$name.cmdline"
+  else
+    log "$name is not running"
+  fi
+  stop_procs "$dir" "$3" "$name"
+}
+component_start() { # dir name
+  local dir=$1 name=$2 n=1
+  local -a words=()
+  component_proc "$dir" "$name" >/dev/null && die "$name is already running; use: component restart $name"
+  [[ -f $dir/$name.cmdline ]] || die "no saved command line of $name ($dir/$name.cmdline: stop it first)"
+  mapfile -d '' -t words <"$dir/$name.cmdline"
+  ((${#words[@]} >= 2)) || die "$dir/$name.cmdline holds no command line"
+  if [[ -f $dir/logs/$name.log ]]; then
+    while [[ -e $dir/logs/$name.$n.log ]]; do n=$((n + 1)); done
+    mv "$dir/logs/$name.log" "$dir/logs/$name.$n.log"
+  fi
+  UP_DIR=$dir
+  cd "${words[0]}" 2>/dev/null || {
+    log "$name's working directory ${words[0]} is gone: starting it in $dir"
+    cd "$dir"
+  }
+  start "$name" "${words[@]:1}"
+  component_healthy "$dir" "$name"
+}
+cmd_component() {
+  local action=${1:-} name=${2:-} dir='' sig=TERM t0
+  (($# >= 2)) || die "usage: component stop|start|restart kube-apiserver|etcd [--dir DIR] [--signal SIG] [--stop-timeout S]"
+  shift 2
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      --signal) sig=${2:?--signal needs a value}; shift 2 ;;
+      --stop-timeout)
+        [[ ${2:-} =~ ^[0-9]+$ ]] || die "--stop-timeout: whole seconds"
+        STOP_TIMEOUT=$2
+        shift 2
+        ;;
+      *) die "component: unknown argument $1" ;;
+    esac
+  done
+  [[ $RESTARTABLE == *" $name "* ]] || die "component: '$name' is not one of:$RESTARTABLE"
+  dir=$(resolve_dir "$dir")
+  t0=$(now_us)
+  case $action in
+    stop) component_stop "$dir" "$name" "$sig" ;;
+    start) component_start "$dir" "$name" ;;
+    restart)
+      component_stop "$dir" "$name" "$sig"
+      component_start "$dir" "$name"
+      ;;
+    *) die "component: expected stop, start or restart, got '$action'" ;;
+  esac
+  log "$name $action done in $(fmt_secs $(($(now_us) - t0))) s"
+  if [[ $action != stop ]]; then
+    fmt_secs $(($(now_us) - t0))
+    echo
+  fi
+}
+
+# api-proxy FAULT...: the proxy's control file gets the line (see api_proxy.py).
+cmd_api_proxy() {
+  local dir='' words=() control
+  while (($#)); do
+    case $1 in
+      --dir) dir=${2:?--dir needs a value}; shift 2 ;;
+      *) words+=("$1"); shift ;;
+    esac
+  done
+  dir=$(resolve_dir "$dir")
+  control=$(state_get "$dir" api_proxy_control) || die "the cluster in $dir runs no api proxy (up --api-proxy)"
+  case "${words[*]:-}" in
+    pass | "delay "[0-9]* | "reset "[0-9]*) ;;
+    *) die "api-proxy: expected delay MS, reset SECONDS or pass, got '${words[*]:-}'" ;;
+  esac
+  printf '%s\n' "${words[*]}" >>"$control"
+  log "api-proxy: ${words[*]}"
+}
+
 # --- guard -------------------------------------------------------------------------
 # Runs `down` when the watched process exits. Started by `up --watch-*`, recorded
 # as proc `guard`; `down` stops it before anything else.
@@ -878,6 +1009,7 @@ EOF
 
 cmd_up() {
   local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid='' muster_bin='' replicas=1
+  local api_proxy=0
   while (($#)); do
     case $1 in
       --cluster) cluster_file=${2:?--cluster needs a value}; shift 2 ;;
@@ -887,6 +1019,7 @@ cmd_up() {
       --watch-pid) watch_pid=${2:?--watch-pid needs a value}; shift 2 ;;
       --watch-parent) watch_pid=$PPID; shift ;;
       --replicas) replicas=${2:?--replicas needs a value}; shift 2 ;;
+      --api-proxy) api_proxy=1; shift ;;
       *) die "up: unknown argument $1 (see --help)" ;;
     esac
   done
@@ -961,6 +1094,15 @@ cmd_up() {
   # 3. Ports, certificates, configs.
   local ports
   read -r -a ports <<<"$(python3 "$HELPER" free-ports $((replicas == 1 ? 8 : 11)))" || die "could not pick free ports"
+  local p_proxy='' p_sidecar_api
+  if ((api_proxy)); then
+    # One more port, not among the others (picked the same way).
+    local more
+    for more in $(python3 "$HELPER" free-ports 16); do
+      [[ " ${ports[*]} " == *" $more "* ]] || { p_proxy=$more; break; }
+    done
+    [[ -n $p_proxy ]] || die "could not pick a free port for the api proxy"
+  fi
   local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
   local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]} p_rec=${ports[7]}
   record "port etcd $p_etcd"
@@ -978,6 +1120,12 @@ cmd_up() {
     record "port reconciler-1 ${ports[10]}"
     log "replica 1: volcano-scheduler-1 ${ports[8]}, extender-1 ${ports[9]}, reconciler-1 ${ports[10]}"
   fi
+  if ((api_proxy)); then
+    record "port api-proxy $p_proxy"
+    record "api_proxy_control $dir/api-proxy.control"
+    log "api proxy on port $p_proxy (the sidecars' kubeconfigs point at it)"
+  fi
+  p_sidecar_api=${p_proxy:-$p_api}
   write_pki "$dir"
   write_kubeconfig "$dir" "$p_api"
   write_scheduler_configs "$dir" "$p_ext" "$replicas" "${ports[9]:-}"
@@ -1018,6 +1166,14 @@ cmd_up() {
     curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$p_api/readyz" ||
     die "kube-apiserver did not become ready"
   log "kube-apiserver ready"
+  if ((api_proxy)); then
+    printf 'pass\n' >"$dir/api-proxy.control"
+    start api-proxy python3 "$HERE/api_proxy.py" --listen "$p_proxy" --upstream "$p_api" \
+      --control "$dir/api-proxy.control"
+    wait_until "the api proxy passing /readyz through" 30 \
+      curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$p_proxy/readyz" ||
+      die "the api proxy did not come up"
+  fi
 
   # 5. Everything else at once: CRDs + queues, nodes, and the other components.
   # Server-side with kubectl's field manager, as an admin installs them
@@ -1044,7 +1200,7 @@ cmd_up() {
   ) >"$dir/logs/setup-crds.log" 2>&1 &
   local crd_job=$!
   UP_HELPERS+=("$crd_job")
-  write_sidecar_credentials "$dir" "$p_api" "${kc[@]}" >"$dir/logs/setup-rbac.log" 2>&1 &
+  write_sidecar_credentials "$dir" "$p_sidecar_api" "${kc[@]}" >"$dir/logs/setup-rbac.log" 2>&1 &
   local rbac_job=$!
   UP_HELPERS+=("$rbac_job")
   "${kc[@]}" create -f "$dir/nodes.json" >"$dir/logs/setup-nodes.log" 2>&1 &
@@ -1144,6 +1300,8 @@ main() {
     reconciler) cmd_reconciler "$@" ;;
     replica) cmd_replica "$@" ;;
     leaders) cmd_leaders "$@" ;;
+    component) cmd_component "$@" ;;
+    api-proxy) cmd_api_proxy "$@" ;;
     _guard) cmd_guard "$@" ;;
     -h | --help | help) usage ;;
     *)
