@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e e2e-chaos bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e e2e-chaos bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler soak deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -61,10 +61,16 @@ build: deps
 unit sanitize tsan fuzz e2e: deps
 	TIERS=$@ ./tools/run-tests.sh
 
-e2e-chaos: deps            ## failover of the volcano trio (2 replicas): 5 kill -9 of the leader, then a rolling restart, during gang bursts (~2.5 min; not in CI)
+soak: deps                 ## 30 min of seeded random churn on 100 kwok nodes: muster's RSS, fds, caches and invariants (not CI; SOAK_ARGS="--minutes 3" for a smoke)
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS) --target muster
+	./bench/soak.sh --muster build-bench/cmd/muster $(SOAK_ARGS)
+
+e2e-chaos: deps            ## chaos: failover of the volcano trio (2 replicas, 5 kill -9 of the leader, rolling restart), then chaos.sh all (apiserver/etcd restart, watch cuts, slow apiserver, extender SIGSTOP) during gang bursts (~6.5 min; CI runs chaos 2 and 6 only)
 	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build -j$(JOBS) --target muster
 	./e2e/scenarios/failover.sh --muster build/cmd/muster
+	./e2e/scenarios/chaos.sh all --muster build/cmd/muster
 
 format:
 	find model kube gang queue topology extender reconciler cmd bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
