@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,27 +27,16 @@
 namespace muster::extender {
 namespace {
 
+using base::testing::BodyOf;
+using base::testing::PeakRssKib;
+using base::testing::ReadResponse;
+using base::testing::ResetPeakRss;
+using base::testing::SendAll;
+using base::testing::StatusOf;
 using fixture::AddGoldenCluster;
 using fixture::Fixture;
 using fixture::Harness;
 using fixture::TestOptions;
-
-// Reads one HTTP response (headers + Content-Length body) from `fd`.
-std::string ReadResponse(int fd) {
-  std::string data;
-  char buf[4096];
-  for (;;) {
-    const size_t end = data.find("\r\n\r\n");
-    if (end != std::string::npos) {
-      const size_t cl = data.find("Content-Length: ");
-      const size_t length = cl == std::string::npos ? 0 : std::stoul(data.substr(cl + 16));
-      if (data.size() >= end + 4 + length) return data;
-    }
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return data + "<connection closed>";
-    data.append(buf, static_cast<size_t>(n));
-  }
-}
 
 // ---- Hostile bodies and clients, over raw sockets where an HTTP client
 // would not send what they send.
@@ -56,62 +44,7 @@ std::string ReadResponse(int fd) {
 // A loopback connection to the harness's server; reads time out after
 // `recv_timeout_s` so a test that waits for a reply never hangs.
 int Connect(const Harness& h, int recv_timeout_s = 30) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return fd;
-  timeval timeout{.tv_sec = recv_timeout_s, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(h.server->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// False once the peer stops taking bytes (it answered and closed).
-bool SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-// The status code of a raw HTTP response; 0 when there is none.
-int StatusOf(const std::string& response) {
-  if (!response.starts_with("HTTP/1.1 ") || response.size() < 12) return 0;
-  return std::stoi(response.substr(9, 3));
-}
-
-// The body of the first raw HTTP response in `response` (Content-Length bytes
-// after the blank line; the server may have answered more after it).
-std::string BodyOf(const std::string& response) {
-  const size_t end = response.find("\r\n\r\n");
-  const size_t cl = response.find("Content-Length: ");
-  if (end == std::string::npos || cl == std::string::npos || cl > end) return "";
-  return response.substr(end + 4, std::stoul(response.substr(cl + 16)));
-}
-
-// Peak resident set size of this process in KiB (VmHWM); 0 when unknown.
-int64_t PeakRssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmHWM:")) return std::stoll(line.substr(6));
-  }
-  return 0;
-}
-
-// Restarts VmHWM from the current RSS (Linux >= 4.0); false when refused, in
-// which case the peak so far only makes a later growth look smaller.
-bool ResetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5" << std::flush;
-  return clear.good();
+  return base::testing::Connect(h.server->port(), nullptr, recv_timeout_s);
 }
 
 // The server still answers /healthz and a real filter request correctly.
@@ -233,7 +166,7 @@ TEST(ServerTest, HostileBodiesGetAClearErrorAndTheServerStaysHealthy) {
   EXPECT_TRUE(h.binder.bindings().empty());
 }
 
-constexpr size_t kMiB = size_t{1} << 20;
+using base::testing::kMiB;
 
 // A body the server must refuse unread, and its answer.
 struct UnboundedBodyCase {

@@ -425,29 +425,7 @@ start_reconciler() { start_sidecar reconciler "$@"; }
 # stop_sidecar DIR SIGNAL [NAME]: signal every live extender (or NAME: the
 # reconciler) of DIR, wait for it to exit, and drop its `proc` line (a dead
 # line would make `status` fail).
-stop_sidecar() {
-  local dir=$1 sig=$2 which=${3:-extender} k name pid st stopped=0 deadline
-  while read -r k name pid st; do
-    [[ $k == proc && $name == "$which" ]] || continue
-    if alive "$pid" "$st"; then
-      kill "-$sig" "$pid" 2>/dev/null || true
-      deadline=$(($(now_us) + STOP_TIMEOUT * 1000000))
-      while alive "$pid" "$st"; do
-        if (($(now_us) > deadline)); then
-          log "$which (pid $pid) still running ${STOP_TIMEOUT}s after SIG$sig: SIGKILL"
-          kill -KILL "$pid" 2>/dev/null || true
-          deadline=$(($(now_us) + 5000000))
-        fi
-        sleep 0.05
-      done
-      stopped=$((stopped + 1))
-    fi
-  done <"$dir/state"
-  local tmp=$dir/state.tmp
-  awk -v w="$which" '!($1 == "proc" && $2 == w)' "$dir/state" >"$tmp" && mv "$tmp" "$dir/state"
-  log "$which: stopped $stopped process(es) with SIG$sig"
-}
-
+stop_sidecar() { stop_procs "$1" "$2" "${3:-extender}"; }
 
 cmd_extender() { sidecar_command extender "$@"; }
 cmd_reconciler() { sidecar_command reconciler "$@"; }
