@@ -608,9 +608,12 @@ component_healthy() { # dir name: wait until NAME (and what depends on it) answe
       die "etcd did not become healthy"
   fi
   port=$(state_ports "$dir" | awk '$1 == "apiserver" {print $2}') || true
-  wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" \
-    curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$port/readyz" ||
-    die "kube-apiserver did not become ready"
+  wait_readyz "$dir" "$port" kube-apiserver "$APISERVER_TIMEOUT"
+}
+wait_readyz() { # dir port what timeout: the apiserver answers /readyz on port (direct or proxied)
+  wait_until "$3 /readyz" "$4" \
+    curl -fsS --max-time 2 --cacert "$1/pki/ca.crt" "https://127.0.0.1:$2/readyz" ||
+    die "$3 did not become ready"
 }
 component_stop() { # dir name sig
   local dir=$1 name=$2 pid st cwd
@@ -1071,16 +1074,12 @@ cmd_up() {
 
   # 3. Ports, certificates, configs.
   local ports
-  read -r -a ports <<<"$(python3 "$HELPER" free-ports $((replicas == 1 ? 8 : 11)))" || die "could not pick free ports"
+  # 8 ports, 3 more for replica 1, and the api proxy's last.
+  local n_ports=$((replicas == 1 ? 8 : 11))
+  n_ports=$((n_ports + api_proxy))
+  read -r -a ports <<<"$(python3 "$HELPER" free-ports "$n_ports")" || die "could not pick free ports"
   local p_proxy='' p_sidecar_api
-  if ((api_proxy)); then
-    # One more port, not among the others (picked the same way).
-    local more
-    for more in $(python3 "$HELPER" free-ports 16); do
-      [[ " ${ports[*]} " == *" $more "* ]] || { p_proxy=$more; break; }
-    done
-    [[ -n $p_proxy ]] || die "could not pick a free port for the api proxy"
-  fi
+  if ((api_proxy)); then p_proxy=${ports[-1]}; fi
   local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
   local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]} p_rec=${ports[7]}
   record "port etcd $p_etcd"
@@ -1140,17 +1139,13 @@ cmd_up() {
     --authorization-mode=RBAC --allow-privileged=true \
     --watch-cache-sizes=events#0 "${apiserver_extra[@]}"
   log "started etcd and kube-apiserver; waiting for /readyz"
-  wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" \
-    curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$p_api/readyz" ||
-    die "kube-apiserver did not become ready"
+  wait_readyz "$dir" "$p_api" kube-apiserver "$APISERVER_TIMEOUT"
   log "kube-apiserver ready"
   if ((api_proxy)); then
     printf 'pass\n' >"$dir/api-proxy.control"
     start api-proxy python3 "$HERE/api_proxy.py" --listen "$p_proxy" --upstream "$p_api" \
       --control "$dir/api-proxy.control"
-    wait_until "the api proxy passing /readyz through" 30 \
-      curl -fsS --max-time 2 --cacert "$dir/pki/ca.crt" "https://127.0.0.1:$p_proxy/readyz" ||
-      die "the api proxy did not come up"
+    wait_readyz "$dir" "$p_proxy" "the api proxy" 30
   fi
 
   # 5. Everything else at once: CRDs + queues, nodes, and the other components.

@@ -82,16 +82,7 @@ fi
 
 # --- one scenario ----------------------------------------------------------------------
 CH_MAX=${CHAOS_MAX_SECONDS:-300}
-trap 'exit 124' TERM
-(
-  for ((i = 0; i < CH_MAX; i++)); do
-    sleep 1
-    kill -0 $$ 2>/dev/null || exit 0
-  done
-  echo "[chaos] FAIL: scenario $CH_N still running after ${CH_MAX}s (CHAOS_MAX_SECONDS): stopping" >&2
-  kill -TERM $$
-) &
-CH_WATCHDOG=$!
+GANG_MAX_SECONDS=$CH_MAX # the hard cap (gang_lib.sh's watchdog)
 
 MUSTER_GANG_OUT=${MUSTER_GANG_OUT:-$CH_OUT/scenario-$CH_N}
 # shellcheck disable=SC2034 # read by gang_lib.sh
@@ -113,7 +104,6 @@ E2E_NAME=chaos-$CH_N
 ch_exit() {
   local rc=$?
   set +e
-  kill "$CH_WATCHDOG" 2>/dev/null
   if [[ -n $CH_EXT_PID ]]; then kill -CONT "$CH_EXT_PID" 2>/dev/null; fi
   touch "$GANG_OUT/monitor.stop"
   [[ -z $CH_MONITOR ]] || wait "$CH_MONITOR" 2>/dev/null

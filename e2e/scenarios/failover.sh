@@ -53,18 +53,8 @@ export MUSTER_BIN
 FO_KILLS=${FAILOVER_KILLS:-5}
 FO_MAX=${FAILOVER_MAX_SECONDS:-480}
 
-# The hard cap: TERM this script after FO_MAX s (the EXIT trap cleans up;
-# the cluster's guard takes it down even if that fails).
-trap 'exit 124' TERM
-(
-  for ((i = 0; i < FO_MAX; i++)); do
-    sleep 1
-    kill -0 $$ 2>/dev/null || exit 0
-  done
-  echo "[failover] FAIL: still running after ${FO_MAX}s (FAILOVER_MAX_SECONDS): stopping" >&2
-  kill -TERM $$
-) &
-FO_WATCHDOG=$!
+# The hard cap (gang_lib.sh's watchdog).
+GANG_MAX_SECONDS=$FO_MAX
 
 # shellcheck disable=SC2034 # read by gang_lib.sh
 GANG_CLUSTER_FILE=$FO_HERE/../clusters/gpu-32x8.yaml
@@ -83,7 +73,6 @@ FO_REPLICAS_LOG=$GANG_OUT/replicas.log
 fo_exit() {
   local rc=$?
   set +e
-  kill "$FO_WATCHDOG" 2>/dev/null
   touch "$GANG_OUT/monitor.stop"
   [[ -z $FO_MONITOR ]] || wait "$FO_MONITOR" 2>/dev/null
   (exit "$rc")

@@ -23,6 +23,9 @@
 # GANG_SIDES (default "stock muster"; "muster" skips the stock run).
 # GANG_UP_ARGS (an array, set before sourcing): more `cluster.sh up` flags,
 # e.g. (--replicas 2 --muster "$MUSTER_BIN") (failover.sh).
+# GANG_MAX_SECONDS (set before sourcing): a hard cap - the scenario is sent
+# TERM (exit 124, cleaned up by the EXIT trap; the cluster's guard takes it
+# down even if that fails) once it runs that long (failover.sh, chaos.sh).
 # shellcheck shell=bash
 
 GANG_SCENARIO=$(basename "$0" .sh)
@@ -37,6 +40,20 @@ GANG_RECORDER=
 GANG_OWN_CLUSTER=0
 
 gang_say() { printf '[%s] %s\n' "$GANG_SCENARIO" "$*"; }
+
+GANG_WATCHDOG=
+if [[ -n ${GANG_MAX_SECONDS:-} ]]; then
+  trap 'exit 124' TERM
+  (
+    for ((i = 0; i < GANG_MAX_SECONDS; i++)); do
+      sleep 1
+      kill -0 $$ 2>/dev/null || exit 0
+    done
+    gang_say "FAIL: still running after ${GANG_MAX_SECONDS}s: stopping" >&2
+    kill -TERM $$
+  ) &
+  GANG_WATCHDOG=$!
+fi
 [[ -n ${GANG_CLUSTER_FILE:-} ]] || {
   gang_say "FAIL: set GANG_CLUSTER_FILE before sourcing gang_lib.sh"
   exit 1
@@ -74,6 +91,7 @@ EXT_URL=http://127.0.0.1:$MUSTER_EXTENDER_PORT
 gang_exit() {
   local rc=$?
   trap - EXIT
+  [[ -z $GANG_WATCHDOG ]] || kill "$GANG_WATCHDOG" 2>/dev/null || true
   gang_stop_recorder
   if ((rc != 0)) && [[ -n ${E2E_NS:-} ]]; then
     e2e_log "state at failure (namespace $E2E_NS):"
