@@ -56,7 +56,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "scenarios"))
 from harness import cluster, figures, recording  # noqa: E402  e2e/scenarios/harness
-from harness.figures import summary  # noqa: E402  (the percentiles every bench prints)
+from harness.figures import parse_metrics, summary  # noqa: E402  (the percentiles every bench prints; /metrics pages)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
 from gang_workload import GATE, GROUP, pod_group  # noqa: E402  (the gang scenarios' PodGroup)
 
@@ -322,19 +322,6 @@ def overlaps(gangs, windows):
         cur += d
         peak = max(peak, cur)
     return interleaved, peak
-
-
-def parse_metrics(text):
-    series = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        key, _, value = line.rpartition(" ")
-        try:
-            series[key] = float(value)
-        except ValueError:
-            pass
-    return series
 
 
 def histogram_quantile(series, name, q):

@@ -53,8 +53,10 @@ import sys
 import time
 
 import failover as fo
-from gang_workload import GPU, gang_pod, pod_group
+from gang_workload import gang_pod, pod_group
 from harness import cluster, recording
+from harness.figures import parse_metrics
+from placement import fake_gpu_pod_spec
 
 JOB_API = "/apis/batch.volcano.sh/v1alpha1"
 RUN = "muster.io/run-seconds"
@@ -68,14 +70,10 @@ SHOWN = ('muster_gang_reservations_total{outcome="expired"}', 'muster_gang_reser
 
 
 # --- workload ---------------------------------------------------------------------
-def job_template(gpus, run, cpu="100m"):
-    res = {"requests": {"cpu": cpu, "memory": "64Mi"}}
-    if gpus:
-        res["requests"][GPU] = str(gpus)
-        res["limits"] = {GPU: str(gpus)}
+def job_template(gpus, run):
+    """A task's pod template: the scenarios' kwok pod (placement.py), done after `run` s."""
     return {"metadata": {"annotations": {RUN: str(run)}},
-            "spec": {"restartPolicy": "Never",
-                     "containers": [{"name": "main", "image": "registry.invalid/muster/fake:1", "resources": res}]}}
+            "spec": fake_gpu_pod_spec("volcano", gpus, memory="64Mi")}
 
 
 def volcano_job(name, tasks, run):
@@ -195,20 +193,6 @@ def cmd_snapshot(args):
 
 
 # --- figures ----------------------------------------------------------------------
-def parse_metrics(text):
-    """{series: value} of a Prometheus text page (comments skipped)."""
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        series, _, value = line.rpartition(" ")
-        try:
-            out[series] = float(value)
-        except ValueError:
-            pass
-    return out
-
-
 def metric_delta(before, after, prefix):
     """Sum over the series starting with `prefix` of after - before."""
     keys = {k for k in list(before) + list(after) if k.startswith(prefix)}

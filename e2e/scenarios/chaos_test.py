@@ -8,6 +8,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chaos  # noqa: E402
+from gang_workload import GPU  # noqa: E402
 
 UID = "0123abcd-0000-4000-8000-00000000000{}"
 
@@ -32,7 +33,8 @@ class Figures(unittest.TestCase):
     def test_job_list_is_seeded_and_capped(self):
         a = chaos.job_list(3, 4, "j", max_gpus=40)
         self.assertEqual(a, chaos.job_list(3, 4, "j", max_gpus=40))
-        gpus = sum(int(t["template"]["spec"]["containers"][0]["resources"]["requests"].get(chaos.GPU, 0))
+        # GPUs are asked as limits (placement.fake_gpu_pod_spec), as device plugins require.
+        gpus = sum(int(t["template"]["spec"]["containers"][0]["resources"]["limits"].get(GPU, 0))
                    * t["replicas"] for j in a["items"] for t in j["spec"]["tasks"])
         self.assertLessEqual(gpus, 40)
         for j in a["items"]:

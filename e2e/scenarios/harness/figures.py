@@ -115,6 +115,21 @@ def pct(a, b):
     return "-" if not b else f"{100.0 * a / b:.1f}% ({a}/{b})"
 
 
+def parse_metrics(text):
+    """{series: value} of a Prometheus text page, the series as printed
+    (name and labels); comments and unparsable values skipped."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        series, _, value = line.rpartition(" ")
+        try:
+            out[series] = float(value)
+        except ValueError:
+            pass
+    return out
+
+
 def natural_key(name):
     """Sort key of names with numbers by value (n2 before n10)."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
