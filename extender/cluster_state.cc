@@ -281,7 +281,7 @@ void ClusterState::UnindexGangPod(std::string_view uid, const std::string& group
     // The gang is gone: its plan would otherwise outlive it (and be handed
     // to a later gang of the same name).
     gang_pods_.erase(it);
-    if (auto plan = gang_plans_.find(group); plan != gang_plans_.end()) gang_plans_.erase(plan);
+    gang_plans_.erase(group);
   }
   ++gang_generation_;
 }
