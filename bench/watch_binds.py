@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times pod bindings as the API server reports them (stdlib only).
 
-usage: watch_binds.py CLUSTER_DIR NAMESPACE COUNT READY_FILE TIMEOUT_S
+usage: watch_binds.py CLUSTER_DIR NAMESPACE COUNT READY_FILE TIMEOUT_S [RELEASED_FILE]
 
 Lists the pods of NAMESPACE, then watches them from that resourceVersion over
 the cluster's admin credentials (CLUSTER_DIR/pki, the apiserver port from
@@ -11,6 +11,9 @@ at which each pod is first seen with spec.nodeName. It stops when COUNT pods are
 bound or after TIMEOUT_S, and prints one JSON line:
   {"bound": n, "first_s": t, "last_s": t, "pods_per_s": (n-1)/(last-first),
    "p50_gap_ms": ..., "timeline": [[seconds since first bind, bound so far], ...]}
+With RELEASED_FILE (written by the caller when it released the scheduler:
+the local monotonic time, as `python3 -c 'import time; print(time.monotonic())'`
+prints it), also "released_s": that moment on the same scale as first_s.
 Receipt time on a loopback watch is within milliseconds of the binding, which
 is plenty for runs of many seconds.
 """
@@ -36,10 +39,11 @@ def list_bound(conn, ns, bound_at):
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
     cluster_dir, ns, count, ready_file, timeout = argv[1], argv[2], int(argv[3]), argv[4], float(argv[5])
+    released_file = argv[6] if len(argv) == 7 else None
     bound_at = {}
     start = time.monotonic()
     deadline = start + timeout
@@ -76,6 +80,9 @@ def main(argv):
                       p50_gap_ms=round(gaps[len(gaps) // 2] * 1000, 3))
         step = max(1, len(times) // 10)
         result["timeline"] = [[round(times[i] - first, 2), i + 1] for i in range(step - 1, len(times), step)]
+    if released_file and os.path.exists(released_file):
+        with open(released_file) as f:
+            result["released_s"] = round(float(f.read()) - start, 3)
     print(json.dumps(result))
     return 0 if len(times) >= count else 1
 

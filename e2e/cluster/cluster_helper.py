@@ -5,6 +5,9 @@ Subcommands:
   free-ports N                  print N distinct free TCP ports on 127.0.0.1
   render-nodes CLUSTER OUT      write the cluster file's Nodes as a v1 List (JSON)
                                 to OUT; print the node count
+  split-list IN K PREFIX        split the v1 List IN into K lists PREFIX.0.json ..
+                                PREFIX.<K-1>.json (round robin), for K parallel
+                                creates; print the file names
   parse CLUSTER                 print the parsed cluster file as JSON (for tests)
   nodes-ready N                 read `kubectl get nodes -o json` on stdin; exit 0
                                 when N nodes are Ready and schedulable, else print
@@ -211,6 +214,23 @@ def build_nodes(spec, name="<cluster>"):
     return nodes
 
 
+def split_list(path, shards, prefix):
+    """Writes the items of the v1 List at `path` round robin into `shards`
+    lists PREFIX.<i>.json; returns their paths (empty shards are skipped)."""
+    with open(path) as f:
+        items = json.load(f)["items"]
+    out = []
+    for i in range(max(1, shards)):
+        part = items[i::max(1, shards)]
+        if not part:
+            continue
+        name = f"{prefix}.{i}.json"
+        with open(name, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": part}, f)
+        out.append(name)
+    return out
+
+
 def free_ports(n):
     """N distinct ports that are free on 127.0.0.1 right now.
 
@@ -287,6 +307,8 @@ def main(argv):
             with open(args[1], "w") as f:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": nodes}, f)
             print(len(nodes))
+        elif cmd == "split-list" and len(args) == 3:
+            print(" ".join(split_list(args[0], int(args[1]), args[2])))
         elif cmd == "nodes-ready" and len(args) == 1:
             ok, msg = nodes_ready(int(args[0]), json.load(sys.stdin))
             print(msg)

@@ -82,14 +82,38 @@ class BuildNodesTest(unittest.TestCase):
 
     def test_repository_cluster_files(self):
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clusters")
-        want = {"gpu-4.yaml": (4, 32), "gpu-16.yaml": (16, 128)}
+        want = {"gpu-4.yaml": (4, 32), "gpu-16.yaml": (16, 128), "kwok-5000.yaml": (5000, 40000)}
         for name, (count, gpus) in want.items():
             with open(os.path.join(root, name)) as f:
                 nodes = h.build_nodes(h.parse_subset(f.read(), name), name)
             self.assertEqual(len(nodes), count, name)
             self.assertEqual(sum(int(n["status"]["allocatable"]["nvidia.com/gpu"]) for n in nodes), gpus)
             racks = {n["metadata"]["labels"]["network.muster.io/rack"] for n in nodes}
-            self.assertEqual(racks, {"rack-a", "rack-b"}, name)
+            if count < 100:
+                self.assertEqual(racks, {"rack-a", "rack-b"}, name)
+            else:
+                self.assertEqual(len(racks), count // 125, name)
+
+
+class SplitTest(unittest.TestCase):
+    def test_every_node_lands_in_exactly_one_shard(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "nodes.json")
+            with open(src, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List",
+                           "items": [{"metadata": {"name": f"n{i}"}} for i in range(10)]}, f)
+            shards = h.split_list(src, 4, os.path.join(d, "part"))
+            self.assertEqual(len(shards), 4)
+            names = []
+            for path in shards:
+                with open(path) as f:
+                    doc = json.load(f)
+                self.assertEqual(doc["kind"], "List")
+                names += [i["metadata"]["name"] for i in doc["items"]]
+            self.assertEqual(sorted(names), sorted(f"n{i}" for i in range(10)))
+            # More shards than items: no empty files.
+            self.assertEqual(len(h.split_list(src, 20, os.path.join(d, "tiny"))), 10)
 
 
 class ReadyTest(unittest.TestCase):
