@@ -35,13 +35,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "e2e", "scenarios"))
 sys.path.insert(0, os.path.join(REPO, "e2e", "cluster"))
-from harness.cluster import Api, create_items, send  # noqa: E402
+from harness.cluster import Api, send  # noqa: E402
 from harness.figures import parse_metrics  # noqa: E402
 from placement import fake_gpu_pod_spec, gpu_request  # noqa: E402
 import cluster_helper  # noqa: E402
 
 CLUSTER = os.path.join(REPO, "e2e", "cluster", "cluster.sh")
-NAMESPACE = "bench-restart"
+NAMESPACE = "bench-restart"  # the bound pods and the Jobs
+BURST_NAMESPACE = "bench-restart-burst"  # the pods bound across each extender kill
+JOB_NAMESPACE = "bench-restart-jobs"
 GPU = "nvidia.com/gpu"
 
 
@@ -82,16 +84,21 @@ def metrics(port):
         return parse_metrics(r.read().decode())
 
 
-def create_parallel(api, namespace, items, workers=8):
-    """Creates `items` over `workers` connections; raises on the first refusal."""
+def create_parallel(api, path, items, workers=8):
+    """POSTs `items` to `path` over `workers` connections; an object that
+    exists already (409, a rerun on the same cluster) counts as created.
+    Raises on the first other refusal."""
     errors = []
 
     def worker(part):
-        try:
-            conn = create_items(api, namespace, part)
+        conn = None
+        for item in part:
+            conn, status, text = send(api, conn, "POST", path, json.dumps(item))
+            if status not in (201, 409):
+                errors.append(f"{item['kind']} {item['metadata']['name']}: HTTP {status} {text[:200]!r}")
+                return
+        if conn:
             conn.close()
-        except Exception as e:  # noqa: BLE001  reported below, once
-            errors.append(e)
 
     threads = [threading.Thread(target=worker, args=(items[i::workers],)) for i in range(workers)]
     for t in threads:
@@ -99,29 +106,24 @@ def create_parallel(api, namespace, items, workers=8):
     for t in threads:
         t.join()
     if errors:
-        raise errors[0]
+        raise RuntimeError(errors[0])
+
+
+def list_all(api, path, page=5000):
+    """Every item of a collection, `page` at a time."""
+    items, token = [], ""
+    while True:
+        doc = api.get(f"{path}?limit={page}" + (f"&continue={token}" if token else ""))
+        items += doc["items"]
+        token = doc["metadata"].get("continue", "")
+        if not token:
+            return items
 
 
 def create_nodes(api, cluster_file):
     with open(cluster_file) as f:
         nodes = cluster_helper.build_nodes(cluster_helper.parse_subset(f.read(), cluster_file), cluster_file)
-    errors = []
-
-    def worker(part):
-        conn = None
-        for node in part:
-            conn, status, text = send(api, conn, "POST", "/api/v1/nodes", json.dumps(node))
-            if status not in (201, 409):
-                errors.append(f"node {node['metadata']['name']}: HTTP {status} {text[:200]!r}")
-                return
-
-    threads = [threading.Thread(target=worker, args=(nodes[i::8],)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise RuntimeError(errors[0])
+    create_parallel(api, "/api/v1/nodes", nodes)
     return [n["metadata"]["name"] for n in nodes]
 
 
@@ -148,8 +150,8 @@ def wait_for(what, predicate, timeout, every=0.5):
 
 def double_bookings(api):
     """Nodes whose bound, unfinished pods ask more GPUs than the node has."""
-    nodes = api.get("/api/v1/nodes")["items"]
-    pods = api.get("/api/v1/pods?limit=200000")["items"]
+    nodes = list_all(api, "/api/v1/nodes")
+    pods = list_all(api, "/api/v1/pods")
     have = {n["metadata"]["name"]: int((n["status"].get("allocatable") or {}).get(GPU, "0")) for n in nodes}
     used = {}
     for p in pods:
@@ -163,12 +165,13 @@ def cluster(cluster_dir, *args):
     subprocess.run([CLUSTER, *args, "--dir", cluster_dir], check=True, stdout=subprocess.DEVNULL)
 
 
-def restart_to_ready(cluster_dir, which):
-    """kill -9 `which`, start it again: seconds from the kill to /readyz 200."""
+def restart_to_ready(cluster_dir, which, muster=""):
+    """kill -9 `which`, start it again (from `muster`, else the binary `up`
+    recorded): seconds from the kill to /readyz 200."""
     ports, _ = state(cluster_dir)
     t_kill = time.monotonic()
     cluster(cluster_dir, which, "stop", "--signal", "KILL")
-    starter = subprocess.Popen([CLUSTER, which, "start", "--dir", cluster_dir],
+    starter = subprocess.Popen([CLUSTER, which, "start", "--dir", cluster_dir] + (["--muster", muster] if muster else []),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ready = None
     while ready is None and time.monotonic() - t_kill < 300:
@@ -189,44 +192,27 @@ def volcano_job(name):
 
 
 def create_jobs(api, count):
-    path = f"/apis/batch.volcano.sh/v1alpha1/namespaces/{NAMESPACE}/jobs"
-    errors = []
-
-    def worker(names):
-        conn = None
-        for name in names:
-            conn, status, text = send(api, conn, "POST", path, json.dumps(volcano_job(name)))
-            if status != 201:
-                errors.append(f"job {name}: HTTP {status} {text[:200]!r}")
-                return
-
-    names = [f"job-{i}" for i in range(count)]
-    threads = [threading.Thread(target=worker, args=(names[i::8],)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise RuntimeError(errors[0])
+    create_parallel(api, f"/apis/batch.volcano.sh/v1alpha1/namespaces/{JOB_NAMESPACE}/jobs",
+                    [volcano_job(f"job-{i}") for i in range(count)])
 
 
-def count_pods(api, prefix):
-    return sum(1 for p in api.get(f"/api/v1/namespaces/{NAMESPACE}/pods?limit=200000")["items"]
-               if p["metadata"]["name"].startswith(prefix))
+def count_pods(api, namespace):
+    return len(list_all(api, f"/api/v1/namespaces/{namespace}/pods"))
 
 
 def extender_rounds(api, cluster_dir, args, out):
     for k in range(args.kills):
         burst = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"burst-{k}-{i}"},
                   "spec": fake_gpu_pod_spec("volcano", 1)} for i in range(args.burst)]
-        creator = threading.Thread(target=create_parallel, args=(api, NAMESPACE, burst))
+        creator = threading.Thread(target=create_parallel,
+                                   args=(api, f"/api/v1/namespaces/{BURST_NAMESPACE}/pods", burst))
         creator.start()
         time.sleep(0.5)
-        ready = restart_to_ready(cluster_dir, "extender")
+        ready = restart_to_ready(cluster_dir, "extender", args.muster)
         creator.join()
 
         def all_bound():
-            pods = api.get(f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector=&limit=200000")["items"]
+            pods = list_all(api, f"/api/v1/namespaces/{BURST_NAMESPACE}/pods")
             return sum(1 for p in pods if p["metadata"]["name"].startswith(f"burst-{k}-")
                        and p["spec"].get("nodeName")) == args.burst
 
@@ -242,12 +228,12 @@ def extender_rounds(api, cluster_dir, args, out):
 
 def reconciler_rounds(api, cluster_dir, args, out):
     create_jobs(api, args.jobs)
-    wait_for(f"{args.jobs} job pods", lambda: count_pods(api, "job-") >= args.jobs, 900, every=5)
+    wait_for(f"{args.jobs} job pods", lambda: count_pods(api, JOB_NAMESPACE) >= args.jobs, 900, every=5)
     time.sleep(5)
     _, procs = state(cluster_dir)
     out["reconciler"]["loaded_rss_mib"] = round(rss_mib(procs["reconciler"]), 1)
     for k in range(args.kills):
-        ready = restart_to_ready(cluster_dir, "reconciler")
+        ready = restart_to_ready(cluster_dir, "reconciler", args.muster)
         time.sleep(3)
         _, procs = state(cluster_dir)
         rss = rss_mib(procs["reconciler"])
@@ -284,32 +270,39 @@ def main(argv):
     ap.add_argument("--jobs", type=int, default=5000)
     ap.add_argument("--burst", type=int, default=400)
     ap.add_argument("--out", default="")
+    ap.add_argument("--muster", default="", help="restart the sidecars from this binary (default: up's)")
     args = ap.parse_args(argv[1:])
     api = Api(args.cluster_dir)
-    ports, procs = state(args.cluster_dir)
+    procs = state(args.cluster_dir)[1]
     out = {"extender": {"idle_rss_mib": round(rss_mib(procs["extender"]), 1), "rounds": []},
            "reconciler": {"idle_rss_mib": round(rss_mib(procs["reconciler"]), 1), "rounds": []}}
     log(f"idle RSS: extender {out['extender']['idle_rss_mib']} MiB, "
         f"reconciler {out['reconciler']['idle_rss_mib']} MiB")
-    t0 = time.monotonic()
-    names = create_nodes(api, args.cluster_file)
-    log(f"{len(names)} nodes created in {time.monotonic() - t0:.0f} s")
-    conn = api.connect()
-    send(api, conn, "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": NAMESPACE}}))
-    conn.close()
-    wait_for("the namespace's ServiceAccount", lambda: bool(
-        api.get(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts")["items"]), 60)
-    t0 = time.monotonic()
+    def cached(nodes, pods):
+        m = metrics(state(args.cluster_dir)[0]["extender"])
+        return (m.get('muster_extender_cache_objects{kind="pods"}', 0) >= pods
+                and m.get('muster_extender_cache_objects{kind="nodes"}', 0) >= nodes)
+
+    with open(args.cluster_file) as f:
+        names = [n["metadata"]["name"] for n in cluster_helper.build_nodes(
+            cluster_helper.parse_subset(f.read(), args.cluster_file), args.cluster_file)]
     pods = bound_pods(names, args.pods_per_node, args.gpu_pods_per_node)
-    create_parallel(api, NAMESPACE, pods)
-    log(f"{len(pods)} bound pods created in {time.monotonic() - t0:.0f} s")
+    if cached(len(names), len(pods)):
+        log("the cluster holds the nodes and pods already (a rerun): not creating them")
+    else:
+        t0 = time.monotonic()
+        create_nodes(api, args.cluster_file)
+        log(f"{len(names)} nodes created in {time.monotonic() - t0:.0f} s")
+        for ns in (NAMESPACE, BURST_NAMESPACE, JOB_NAMESPACE):
+            create_parallel(api, "/api/v1/namespaces", [{"kind": "Namespace", "metadata": {"name": ns}}], 1)
+            wait_for(f"namespace {ns}'s ServiceAccount", lambda ns=ns: bool(
+                api.get(f"/api/v1/namespaces/{ns}/serviceaccounts")["items"]), 60)
+        t0 = time.monotonic()
+        create_parallel(api, f"/api/v1/namespaces/{NAMESPACE}/pods", pods)
+        log(f"{len(pods)} bound pods created in {time.monotonic() - t0:.0f} s")
 
-    def cached():
-        m = metrics(ports["extender"])
-        return (m.get('muster_extender_cache_objects{kind="pods"}', 0) >= len(pods)
-                and m.get('muster_extender_cache_objects{kind="nodes"}', 0) >= len(names))
-
-    wait_for("the extender's cache to hold every node and pod", cached, 600, every=2)
+    wait_for("the extender's cache to hold every node and pod", lambda: cached(len(names), len(pods)), 600,
+             every=2)
     out["extender"]["loaded_rss_mib"] = round(rss_mib(state(args.cluster_dir)[1]["extender"]), 1)
     out["objects"] = {"nodes": len(names), "pods": len(pods)}
     extender_rounds(api, args.cluster_dir, args, out)

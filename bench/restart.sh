@@ -6,11 +6,13 @@
 # (caches synced, reservations rebuilt, /readyz 200) <= 5 s after the kill,
 # RSS <= 64 MiB above idle, no node double-booked after a restart.
 #
-# usage: bench/restart.sh [--muster BIN] [--cluster FILE] [--dir DIR] [--out FILE]
+# usage: bench/restart.sh [--muster BIN] [--cluster FILE] [--dir DIR] [--out FILE] [--keep]
 #                         [-- restart.py flags, e.g. --kills 5 --jobs 5000]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
 #   FILE  the nodes to create (default e2e/clusters/kwok-5000.yaml)
 #   --out FILE  the figures as JSON
+#   --keep      leave the cluster running (filling it takes minutes; rerun
+#               `bench/restart.py DIR FILE` on it: it skips what exists)
 #
 # The cluster starts empty (e2e/clusters/empty.yaml, with cluster.sh's
 # large-cluster settings forced: MUSTER_LARGE_CLUSTER=1) so the sidecars'
@@ -27,12 +29,14 @@ muster=''
 cluster_file=$REPO/e2e/clusters/kwok-5000.yaml
 dir=''
 out=''
+keep=0
 while (($#)); do
   case $1 in
     --muster) muster=$2; shift 2 ;;
     --cluster) cluster_file=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
     --) shift; break ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -42,8 +46,14 @@ done
 [[ -x $muster ]] || { echo "no muster binary (build it, or pass --muster)" >&2; exit 1; }
 [[ -n $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/muster-restart.XXXXXX")
 echo "[restart] starting an empty cluster in $dir" >&2
+watch=(--watch-pid $$)
+((keep)) && watch=()
 env=$(MUSTER_LARGE_CLUSTER=1 "$CLUSTER" up --cluster "$REPO/e2e/clusters/empty.yaml" --dir "$dir" \
-  --muster "$muster" --watch-pid $$) || { echo "the cluster did not come up" >&2; exit 1; }
+  --muster "$muster" "${watch[@]}") || { echo "the cluster did not come up" >&2; exit 1; }
 eval "$env"
-trap '"$CLUSTER" down --dir "$dir" >/dev/null 2>&1 || true' EXIT
+if ((keep)); then
+  echo "[restart] the cluster stays up: $CLUSTER down --dir $dir" >&2
+else
+  trap '"$CLUSTER" down --dir "$dir" >/dev/null 2>&1 || true' EXIT
+fi
 python3 "$HERE/restart.py" "$dir" "$cluster_file" ${out:+--out "$out"} "$@"

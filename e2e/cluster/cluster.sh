@@ -73,10 +73,8 @@
 #       On a cluster `up --api-proxy`: write that fault line to the proxy's
 #       control file (api_proxy.py applies it within 100 ms).
 # Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
-# MUSTER_LARGE_CLUSTER (1/0: force the large-cluster settings on or off),
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
-# MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds),
-# MUSTER_WEBHOOK (0 at `up`: no admission webhook).
+# MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
 # Without --dir, down/env/status use the cluster named in
 # ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
 #
@@ -111,14 +109,6 @@
 # on muster-e2e/muster-reconciler. manifests/rbac/leader-election-role.yaml
 # is applied in muster-e2e and bound to both ServiceAccounts. With one
 # replica (the default) there is no leader election at all.
-#
-# Admission webhook (issue 22; on by default, MUSTER_WEBHOOK=0 at `up` turns
-# it off): every reconciler serves muster's admission webhook on its own
-# port (`port webhook`, `port webhook-1`; MUSTER_WEBHOOK_PORT) with a
-# certificate for 127.0.0.1 signed by the cluster's CA (pki/webhook.crt),
-# and the first one started registers MutatingWebhookConfiguration
-# muster-e2e (manifests/webhook/'s, pointing at those ports): new volcano
-# pods are created gated. See "admission webhook" below.
 #
 # Ports: chosen at `up` from 20000 up to the kernel's ephemeral range, all
 # bound on 127.0.0.1. The muster extender's port is picked and recorded too
@@ -423,14 +413,11 @@ start_sidecar() {
     leader=(--leader-elect=true --leader-lease="$SIDECAR_NAMESPACE/$lease"
       --leader-identity="$(replica_host "$replica")")
   fi
-  WEBHOOK_FLAGS=()
-  [[ $role != reconciler ]] || webhook_flags "$dir" "$replica"
   start "$name" "${wrap[@]}" "$bin" "$role" --listen=127.0.0.1 --port="$port" \
     --kubeconfig="$dir/$role.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
-    "${leader[@]}" "${WEBHOOK_FLAGS[@]}" "${extra[@]}"
+    "${leader[@]}" "${extra[@]}"
   wait_until "muster $name /readyz on port $port" 60 \
     curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" || die "the muster $name did not become ready"
-  [[ $role != reconciler ]] || register_webhook "$dir"
 }
 start_extender() { start_sidecar extender "$@"; }
 start_reconciler() { start_sidecar reconciler "$@"; }
@@ -473,91 +460,6 @@ sidecar_command() {
     stop) stop_sidecar "$dir" "$sig" "$which" ;;
     *) die "$which: expected start, stop or restart, got '$action'" ;;
   esac
-}
-
-# --- the reconciler's admission webhook (issue 22) ----------------------------------
-# On by default, as we recommend it: `up` picks one port per replica
-# (`port webhook`, `port webhook-1`: MUSTER_WEBHOOK_PORT), writes
-# pki/webhook.{crt,key} (a serving certificate for IP 127.0.0.1 signed by the
-# cluster's CA); each reconciler serves the webhook there (--webhook-port,
-# --webhook-cert, --webhook-key), and the first reconciler started registers
-# the MutatingWebhookConfiguration muster-e2e: manifests/webhook/
-# mutating-webhook.yaml with clientConfig.url https://127.0.0.1:PORT/
-# mutate-v1-pod and the cluster's CA as caBundle instead of the Service, one
-# webhook per replica (any live one gates; failurePolicy Ignore skips a
-# stopped one), muster-e2e instead of muster-system in the namespaceSelector
-# - then waits until a server dry run of a volcano pod comes back gated, and
-# records `webhook_registered`. MUSTER_WEBHOOK=0 at `up`: none of this (plain
-# volcano pods take the ungated path).
-readonly WEBHOOK_CONFIGURATION=muster-e2e
-webhook_port() { # dir replica -> the replica's recorded webhook port, or nothing
-  state_ports "$1" | awk -v w="$(replica_name webhook "$2")" '$1 == w {print $2}'
-}
-write_webhook_pki() { # dir
-  (
-    cd "$1/pki"
-    umask 077
-    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out webhook.key 2>/dev/null
-    openssl req -new -key webhook.key -subj "/CN=muster-webhook" -out webhook.csr 2>/dev/null
-    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
-      'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1' >webhook.ext
-    openssl x509 -req -in webhook.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
-      -extfile webhook.ext -out webhook.crt 2>/dev/null
-    rm -f webhook.csr webhook.ext ca.srl
-  ) # set -e: a failing openssl fails `up`
-}
-# webhook_flags DIR REPLICA: WEBHOOK_FLAGS = the replica's reconciler's
-# webhook flags (none when the cluster has no webhook).
-WEBHOOK_FLAGS=()
-webhook_flags() {
-  local port
-  WEBHOOK_FLAGS=()
-  port=$(webhook_port "$1" "$2")
-  [[ -n $port ]] || return 0
-  WEBHOOK_FLAGS=(--webhook-port="$port" --webhook-cert="$1/pki/webhook.crt" --webhook-key="$1/pki/webhook.key")
-}
-webhook_configuration() { # dir -> manifests/webhook/mutating-webhook.yaml for this cluster
-  local dir=$1 manifest=$REPO/manifests/webhook/mutating-webhook.yaml ca r item out
-  ca=$(base64 -w0 "$dir/pki/ca.crt")
-  item=$(sed -n '/^- name: pods\.muster\.io$/,$p' "$manifest")
-  printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n'
-  printf 'metadata:\n  name: %s\nwebhooks:\n' "$WEBHOOK_CONFIGURATION"
-  for ((r = 0; r < $(cluster_replicas "$dir"); r++)); do
-    out=$(sed -e "s/^- name: pods\.muster\.io\$/- name: $(replica_name pods "$r").muster.io/" \
-      -e "/^    service:\$/,/^      port: 443\$/c\\    url: https://127.0.0.1:$(webhook_port "$dir" "$r")/mutate-v1-pod\\n    caBundle: $ca" \
-      -e "s/^      values: \[kube-system, muster-system\]\$/      values: [kube-system, $SIDECAR_NAMESPACE]/" <<<"$item")
-    if ! grep -q "^    url: https://127.0.0.1:[0-9]*/mutate-v1-pod\$" <<<"$out" ||
-      ! grep -q "^    caBundle: " <<<"$out" || grep -q muster-system <<<"$out" ||
-      ! grep -q '^  failurePolicy: Ignore$' <<<"$out" || ! grep -q "schedulerName == 'volcano'" <<<"$out"; then
-      die "could not render $manifest (its clientConfig, namespaceSelector or policy lines changed?)"
-    fi
-    printf '%s\n' "$out"
-  done
-}
-webhook_gates() { # kubectl...: a server dry run of a volcano pod comes back gated
-  local gates
-  gates=$("$@" create --dry-run=server -n default -o 'jsonpath={.spec.schedulingGates[*].name}' -f - <<'POD'
-apiVersion: v1
-kind: Pod
-metadata: {name: muster-webhook-probe}
-spec:
-  schedulerName: volcano
-  containers: [{name: main, image: registry.invalid/muster/fake:1}]
-POD
-  ) && [[ $gates == muster.io/gang ]]
-}
-register_webhook() { # dir: once per cluster, after a reconciler serves it
-  local dir=$1 kubectl
-  [[ -n $(webhook_port "$dir" 0) ]] || return 0
-  state_get "$dir" webhook_registered >/dev/null && return 0
-  kubectl=$(state_get "$dir" kubectl) || die "no kubectl recorded in $dir/state"
-  local kc=("$kubectl" --kubeconfig "$dir/admin.kubeconfig" --request-timeout=10s)
-  webhook_configuration "$dir" | "${kc[@]}" apply --server-side -f - >/dev/null ||
-    die "registering MutatingWebhookConfiguration $WEBHOOK_CONFIGURATION failed"
-  wait_until "the admission webhook gating a volcano pod (server dry run)" 30 webhook_gates "${kc[@]}" ||
-    die "MutatingWebhookConfiguration $WEBHOOK_CONFIGURATION does not gate volcano pods"
-  record "webhook_registered $WEBHOOK_CONFIGURATION"
-  log "admission webhook registered: $WEBHOOK_CONFIGURATION"
 }
 
 # start_volcano_scheduler DIR REPLICA: replica R's kube-scheduler (profile
@@ -1172,10 +1074,9 @@ cmd_up() {
 
   # 3. Ports, certificates, configs.
   local ports
-  # 8 ports, 3 more for replica 1, a webhook port per replica, and the api proxy's last.
-  local n_ports=$((replicas == 1 ? 8 : 11)) n_webhook=$replicas
-  [[ ${MUSTER_WEBHOOK:-1} != 0 ]] || n_webhook=0
-  n_ports=$((n_ports + n_webhook + api_proxy))
+  # 8 ports, 3 more for replica 1, and the api proxy's last.
+  local n_ports=$((replicas == 1 ? 8 : 11))
+  n_ports=$((n_ports + api_proxy))
   read -r -a ports <<<"$(python3 "$HELPER" free-ports "$n_ports")" || die "could not pick free ports"
   local p_proxy='' p_sidecar_api
   if ((api_proxy)); then p_proxy=${ports[-1]}; fi
@@ -1202,12 +1103,7 @@ cmd_up() {
     log "api proxy on port $p_proxy (the sidecars' kubeconfigs point at it)"
   fi
   p_sidecar_api=${p_proxy:-$p_api}
-  local r
-  for ((r = 0; r < n_webhook; r++)); do
-    record "port $(replica_name webhook "$r") ${ports[n_ports - api_proxy - n_webhook + r]}"
-  done
   write_pki "$dir"
-  ((n_webhook == 0)) || write_webhook_pki "$dir"
   write_kubeconfig "$dir" "$p_api"
   write_scheduler_configs "$dir" "$p_ext" "$replicas" "${ports[9]:-}"
   local nnodes
