@@ -85,22 +85,6 @@ NodeTable::NodeTable(const ClusterView& view, std::vector<std::string> dims, Sou
   for (size_t n = 0; n < nodes; ++n) Load(n);
 }
 
-NodeTable::NodeTable(const NodeTable& like, Source source)
-    : view_(like.view_),
-      dims_(like.dims_),
-      source_(source),
-      facts_(like.facts_),
-      cpu_(like.cpu_),
-      gpu_(like.gpu_),
-      zeros_(like.zeros_),
-      excluded_(like.size(), 0) {
-  // REQUIRES of the header: the same rows (free, or allocatable).
-  rows_ = like.rows_;
-  free_gpus_.assign(like.size(), 0);
-  uses_.assign(like.size(), GpuUses{});
-  for (size_t n = 0; n < like.size(); ++n) LoadGpus(n);
-}
-
 std::vector<int64_t> NodeTable::Row(const Resources& r) const {
   std::vector<int64_t> row(dims_.size(), 0);
   AddRow(r, row.data());
@@ -132,11 +116,6 @@ void NodeTable::Load(size_t n) {
   int64_t* row = &rows_[n * dims_.size()];
   std::fill(row, row + dims_.size(), 0);
   AddRow(amounts, row);
-  LoadGpus(n);
-}
-
-void NodeTable::LoadGpus(size_t n) {
-  const NodeView& node = view_.nodes[n];
   switch (source_) {
     case Source::kFree:
       free_gpus_[n] = node.free_gpus;

@@ -74,12 +74,6 @@ class NodeTable {
   // `facts`: shared with the other tables of the pass (null: its own).
   NodeTable(const ClusterView& view, std::vector<std::string> dims, Source source,
             std::shared_ptr<PodFacts> facts = nullptr);
-  // A table of `like`'s view, resources and facts whose rows are `like`'s
-  // as they are now (its free GPUs and uses read from the view for
-  // `source`), without reading every node's resources again. REQUIRES:
-  // nothing of `like` to roll back, and the same rows as `source` reads:
-  // kFree from kFree, kAllocatable or kEmptied from either of them.
-  NodeTable(const NodeTable& like, Source source);
   NodeTable(const NodeTable&) = delete;
   NodeTable& operator=(const NodeTable&) = delete;
 
@@ -184,7 +178,6 @@ class NodeTable {
 
   void Save(size_t n);
   void Load(size_t n);
-  void LoadGpus(size_t n);
   bool Indexable(size_t n) const;
   // Puts node n in the bucket its state says (none when not Indexable).
   void Reindex(size_t n);

@@ -249,10 +249,8 @@ void Reserve(ClusterView& view, NodeTable& table, const Gang& gang, const GangPl
 // The nodes a blocked head gang will start on: the fewest, nearest to free
 // (most free GPUs now, then most free CPU), on which its minimum fits once
 // they are empty. Empty when it fits nowhere even so. `table` mirrors `view`
-// (no node excluded); `allocatable`, when made already, is its kAllocatable
-// twin (whose rows the emptied nodes' are).
-std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view, NodeTable& table,
-                               const NodeTable* allocatable) {
+// (no node excluded).
+std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view, NodeTable& table) {
   std::vector<int> classes;  // of the members to place
   for (const Member& m : head.members) {
     if (AwaitsPlacement(m)) classes.push_back(table.AdmitsClass(*m.pod));
@@ -270,20 +268,16 @@ std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view, NodeTa
   // The shortest prefix whose emptied nodes hold the minimum (binary search:
   // a longer prefix never holds less). The emptied nodes are the view's in
   // name order, all but the prefix's left out.
-  std::unique_ptr<NodeTable> emptied =
-      allocatable != nullptr
-          ? std::make_unique<NodeTable>(*allocatable, NodeTable::Source::kEmptied)
-          : std::make_unique<NodeTable>(view, table.dims(), NodeTable::Source::kEmptied,
-                                        table.shared_facts());
+  NodeTable emptied(view, table.dims(), NodeTable::Source::kEmptied, table.shared_facts());
   std::vector<char> in(view.nodes.size(), 0);
   auto fits_on = [&](size_t count) {
     std::ranges::fill(in, 0);
     for (size_t i = 0; i < count; ++i) in[order[i]] = 1;
     for (size_t n = 0; n < in.size(); ++n) {
-      if (!in[n]) emptied->Exclude(n);
-      if (in[n]) emptied->Include(n);
+      if (!in[n]) emptied.Exclude(n);
+      if (in[n]) emptied.Include(n);
     }
-    return MinimumFits(head, *emptied);
+    return MinimumFits(head, emptied);
   };
   if (order.empty() || !fits_on(order.size())) return {};
   size_t lo = 1, hi = order.size();
@@ -646,7 +640,7 @@ void HeadOfLine(const Gang& gang, Time now, const PassConfig& config, Planning& 
   if (p.masked || wait.reason != kWaitResources || now - gang.created < config.head_of_line_after) {
     return;
   }
-  const std::vector<size_t> earmarked = EarmarkFor(gang, p.view, p.table, p.empty.get());
+  const std::vector<size_t> earmarked = EarmarkFor(gang, p.view, p.table);
   if (earmarked.empty()) return;
   p.masked = true;
   for (size_t n : earmarked) p.table.Exclude(n);
@@ -709,9 +703,6 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
   Admit(left, gangs, queues, config.reclaim, result);
-  if (std::ranges::none_of(gangs, [&](const Gang& g) { return Plannable(g, result); })) {
-    return result;  // nothing to plan, so no gang to preempt for
-  }
   // Every gang is planned on one table of what is left, indexed: a pass of
   // a thousand gangs on thousands of nodes need not walk every node per
   // member (node_table.h).

@@ -174,9 +174,11 @@ class Trial {
   std::vector<size_t> saved_placed_;
 };
 
-// On `view`, from the rows (and pod facts) of `like`, a kFree table of it.
+// On `view`, with the dims and pod facts of the table `like`.
 Trial::Trial(const ClusterView& view, const Gang& preemptor, const NodeTable& like)
-    : view_(view), preemptor_(preemptor), table_(like, NodeTable::Source::kFree) {
+    : view_(view),
+      preemptor_(preemptor),
+      table_(view, like.dims(), NodeTable::Source::kFree, like.shared_facts()) {
   least_.assign(table_.dims().size(), std::numeric_limits<int64_t>::max());
   int64_t placed = 0;
   for (const Member& m : preemptor.members) {
@@ -313,14 +315,11 @@ std::optional<Preemption> ChoosePreemption(const ClusterView& view, const NodeTa
                                            const std::vector<VictimCandidate>& victims,
                                            const QueueLimits& queues, const PassConfig& config,
                                            int& spared) {
-  const std::vector<const VictimCandidate*> candidates =
-      Eligible(preemptor, victims, queues, config, spared);
-  if (candidates.empty()) return std::nullopt;  // (the what-if costs a table)
   Trial trial(view, preemptor, like);
   std::vector<const VictimCandidate*> chosen;
   ReclaimLedger ledger(preemptor, queues);
   bool fits = false;
-  for (const VictimCandidate* candidate : candidates) {
+  for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config, spared)) {
     if (!ledger.Take(*candidate)) continue;
     trial.Release(*candidate);
     chosen.push_back(candidate);
