@@ -207,11 +207,6 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
            .Register(*registry_)
            .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                             0.025, 0.05, 0.1, 0.25, 0.5, 1});
-  gang_pass_max_ = &prometheus::BuildGauge()
-                        .Name("muster_gang_pass_max_seconds")
-                        .Help("The longest gang controller pass since the process started.")
-                        .Register(*registry_)
-                        .Add({});
   partial_gpu_seconds_ =
       &prometheus::BuildCounter()
            .Name("muster_gang_partial_gpu_seconds_total")
@@ -330,20 +325,7 @@ void ExtenderMetrics::SetUndecodable(std::string_view kind, std::string_view rea
 
 void ExtenderMetrics::ObserveGangWait(double seconds) { gang_wait_->Observe(seconds); }
 
-void ExtenderMetrics::ObserveGangPass(double seconds) {
-  gang_pass_->Observe(seconds);
-  double longest = gang_pass_max_seconds_.load();
-  while (seconds > longest && !gang_pass_max_seconds_.compare_exchange_weak(longest, seconds)) {
-  }
-  // The gauge shows the maximum as it stands once no later pass raced this
-  // one: a Set of an older value is followed by one of the newer.
-  for (double shown = gang_pass_max_seconds_.load();;) {
-    gang_pass_max_->Set(shown);
-    const double now = gang_pass_max_seconds_.load();
-    if (now == shown) break;
-    shown = now;
-  }
-}
+void ExtenderMetrics::ObserveGangPass(double seconds) { gang_pass_->Observe(seconds); }
 
 void ExtenderMetrics::AddPartialGpuSeconds(double gpu_seconds) {
   partial_gpu_seconds_->Increment(gpu_seconds);

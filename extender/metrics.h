@@ -34,12 +34,7 @@
 // The gang controller's (recorded by GangObserver, gang_observer.h):
 //   muster_gang_wait_seconds                             histogram: gang admission to
 //                                                          minMember members bound
-//   muster_gang_pass_duration_seconds                    histogram: one controller pass,
-//                                                          0.5 ms .. 1 s (0.1 s a bucket bound:
-//                                                          passes over 100 ms are counted apart)
-//   muster_gang_pass_max_seconds                         gauge: the longest pass since the
-//                                                          process started (a bench or e2e run
-//                                                          asserts "no pass over 100 ms" on it)
+//   muster_gang_pass_duration_seconds                    histogram: one controller pass
 //   muster_gang_partial_gpu_seconds_total                counter: GPU-seconds held by gangs
 //                                                          short of minMember (should stay 0)
 //   muster_gang_reservations_total{outcome}              counter: "made" or "expired"
@@ -66,7 +61,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -139,7 +133,6 @@ class ExtenderMetrics {
 
   // The gang controller's.
   void ObserveGangWait(double seconds);
-  // One pass: the histogram, and the longest pass so far.
   void ObserveGangPass(double seconds);
   void AddPartialGpuSeconds(double gpu_seconds);
   void CountReservations(size_t made, size_t expired);
@@ -193,8 +186,6 @@ class ExtenderMetrics {
   // The gang controller's.
   prometheus::Histogram* gang_wait_ = nullptr;
   prometheus::Histogram* gang_pass_ = nullptr;
-  prometheus::Gauge* gang_pass_max_ = nullptr;
-  std::atomic<double> gang_pass_max_seconds_{0};  // what gang_pass_max_ shows
   prometheus::Counter* partial_gpu_seconds_ = nullptr;
   prometheus::Counter* reservations_made_ = nullptr;
   prometheus::Counter* reservations_expired_ = nullptr;

@@ -154,35 +154,6 @@ TEST(MetricsTest, RequestDurationsReadsCountAndSum) {
   }
 }
 
-// A pass over 100 ms shows apart from the faster ones: the histogram has a
-// bucket bound at 0.1 s, and the gauge keeps the longest pass.
-TEST(MetricsTest, GangPassesOver100msShowInTheHistogramAndTheLongestPass) {
-  struct Case {
-    std::string name;
-    std::vector<double> passes;
-    double at_most_100ms;  // the le="0.1" bucket
-    double longest;
-  };
-  const std::vector<Case> cases = {
-      {"no pass yet", {}, 0, 0},
-      {"fast passes", {0.002, 0.018, 0.004}, 3, 0.018},
-      {"one slow pass among fast ones", {0.002, 0.15, 0.004}, 2, 0.15},
-      {"exactly 100 ms is within", {0.1, 0.03}, 2, 0.1},
-      {"the longest stays", {0.3, 0.01, 0.12}, 1, 0.3},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    ExtenderMetrics metrics;
-    for (double seconds : c.passes) metrics.ObserveGangPass(seconds);
-    const auto samples = ParseMetricsText(metrics.Text());
-    EXPECT_EQ(FindSample(samples, "muster_gang_pass_duration_seconds_bucket", {{"le", "0.1"}}),
-              c.at_most_100ms);
-    EXPECT_EQ(FindSample(samples, "muster_gang_pass_duration_seconds_count", {}),
-              static_cast<double>(c.passes.size()));
-    EXPECT_EQ(FindSample(samples, "muster_gang_pass_max_seconds", {}), c.longest);
-  }
-}
-
 TEST(MetricsTest, TheTextFormatDeclaresTypes) {
   ExtenderMetrics metrics;
   const std::string text = metrics.Text();
