@@ -3,9 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "extender/queue_step.h"
@@ -219,14 +216,11 @@ std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
   std::vector<gang::Gang> out;
   out.reserve(gangs.size());
   for (const gang::Gang& g : gangs) {
-    // Running gangs, most of a large cluster's, get no decision: not
-    // copied (gang::PassDecides).
-    if (keys.contains(g.key) || !gang::PassDecides(g)) continue;
+    if (keys.contains(g.key)) continue;
     out.push_back(g);
     std::erase_if(out.back().members, [&](const gang::Member& m) {
       return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
     });
-    if (!gang::PassDecides(out.back())) out.pop_back();
   }
   return out;
 }
@@ -236,17 +230,10 @@ std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>&
                                                   const gang::PassResult& result,
                                                   const std::vector<std::string>& applied) {
   std::map<std::string, Resources> out;
-  // By key: a walk over every gang per plan is too slow for a large pass.
-  const std::unordered_set<std::string_view> was_applied(applied.begin(), applied.end());
-  std::unordered_map<std::string_view, const gang::Gang*> by_key;
-  for (const gang::Gang& g : gangs) {
-    if (was_applied.contains(g.key)) by_key.try_emplace(g.key, &g);
-  }
   for (const gang::GangPlan& plan : result.plans) {
-    if (!was_applied.contains(plan.key)) continue;
-    const auto found = by_key.find(plan.key);
-    if (found == by_key.end() || found->second->queues.empty()) continue;
-    const gang::Gang* g = found->second;
+    if (!Contains(applied, plan.key)) continue;
+    const auto g = std::ranges::find(gangs, plan.key, &gang::Gang::key);
+    if (g == gangs.end() || g->queues.empty()) continue;
     Resources need;
     for (const gang::Assignment& a : plan.reserve) {
       const auto m = std::ranges::find_if(g->members, [&](const gang::Member& member) {

@@ -61,8 +61,7 @@ int32_t CountReserved(const gang::Gang& g);
 // The gangs the pass plans: all but those their queue holds back (`held`),
 // without the pending members it leaves to filter: a member of a gang of
 // one whose pod carries no gate is planned only when the queue gate turned
-// it away (`waiting`) and its queue takes new work. Gangs the pass decides
-// nothing of (gang::PassDecides) are left out.
+// it away (`waiting`) and its queue takes new work.
 std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
                                      const std::vector<gang::Wait>& held,
                                      const WaitingPods& waiting,

@@ -3,10 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <optional>
-#include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "kube/codec/volcano_codec.h"
@@ -32,50 +28,21 @@ std::string PodKey(std::string_view gang, std::string_view uid) {
   return std::string(gang) + "\n" + std::string(uid);
 }
 
-// The pass's decisions by gang key: each gang looks its own up instead of
-// walking every plan and wait of the pass (a large cluster's pass has
-// thousands of each, and tens of thousands of gangs).
-class ResultIndex {
- public:
-  explicit ResultIndex(const PassFacts& f) {
-    for (const gang::GangPlan& p : f.result.plans) plans_[p.key].push_back(&p);
-    for (const gang::Wait& w : f.result.waits) waits_.try_emplace(w.key, &w);
-    expired_.insert(f.result.expired.begin(), f.result.expired.end());
-    admitted_.insert(f.result.admitted.begin(), f.result.admitted.end());
-    applied_.insert(f.applied.begin(), f.applied.end());
+const gang::Wait* WaitOf(const gang::PassResult& result, std::string_view key) {
+  for (const gang::Wait& w : result.waits) {
+    if (w.key == key) return &w;
   }
-  // The gang's plans, in the pass's order (none: empty).
-  const std::vector<const gang::GangPlan*>& PlansOf(std::string_view key) const {
-    static const std::vector<const gang::GangPlan*> kNone;
-    const auto it = plans_.find(key);
-    return it == plans_.end() ? kNone : it->second;
-  }
-  // Its first wait, or null.
-  const gang::Wait* WaitOf(std::string_view key) const {
-    const auto it = waits_.find(key);
-    return it == waits_.end() ? nullptr : it->second;
-  }
-  bool Expired(std::string_view key) const { return expired_.contains(key); }
-  bool Admitted(std::string_view key) const { return admitted_.contains(key); }
-  bool Applied(std::string_view key) const { return applied_.contains(key); }
-
- private:
-  std::unordered_map<std::string_view, std::vector<const gang::GangPlan*>> plans_;
-  std::unordered_map<std::string_view, const gang::Wait*> waits_;
-  std::unordered_set<std::string_view> expired_, admitted_, applied_;
-};
-
-// Whether the pass changes the gang's members: an expiry, or a plan applied.
-bool ChangedByPass(const gang::Gang& g, const ResultIndex& index, bool applied) {
-  return index.Expired(g.key) || (applied && !index.PlansOf(g.key).empty());
+  return nullptr;
 }
 
 // The gang as it is after the pass: planned members reserved, expired ones
 // pending again.
-gang::Gang AfterPass(gang::Gang g, const ResultIndex& index, bool applied) {
-  const bool expired = index.Expired(g.key);
-  const std::vector<const gang::GangPlan*>& plans = index.PlansOf(g.key);
-  const gang::GangPlan* plan = plans.empty() ? nullptr : plans.back();
+gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied) {
+  const bool expired = Contains(result.expired, g.key);
+  const gang::GangPlan* plan = nullptr;
+  for (const gang::GangPlan& p : result.plans) {
+    if (p.key == g.key) plan = &p;
+  }
   for (gang::Member& m : g.members) {
     if (expired && m.state == MemberState::kReserved) m.state = MemberState::kPending;
     if (!applied || plan == nullptr) continue;
@@ -156,7 +123,7 @@ bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen
 
 // Progress: a reservation made, or a member bound since the last pass.
 void RecordProgress(const gang::Gang& g, const GangOutcome& outcome, bool was_applied,
-                    const ResultIndex& index, Time now, GangRecord& record) {
+                    const gang::PassResult& result, Time now, GangRecord& record) {
   if (outcome.reserved == 0) {
     record.reserved_since.reset();
   } else if (was_applied || outcome.scheduled != record.scheduled || !record.reserved_since) {
@@ -164,8 +131,9 @@ void RecordProgress(const gang::Gang& g, const GangOutcome& outcome, bool was_ap
   }
   record.scheduled = outcome.scheduled;
   if (!was_applied) return;
-  for (const gang::GangPlan* p : index.PlansOf(g.key)) {
-    for (const gang::Assignment& a : p->reserve) record.members[a.pod_uid].planned = true;
+  for (const gang::GangPlan& p : result.plans) {
+    if (p.key != g.key) continue;
+    for (const gang::Assignment& a : p.reserve) record.members[a.pod_uid].planned = true;
   }
 }
 
@@ -208,9 +176,8 @@ void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
 // The PodGroup's status when worth writing, and the Events of the pass:
 // a reservation made, or one expired.
 void PlanStatusAndEvents(const gang::Gang& g, const PodGroup& group, PodGroupStatus status,
-                         bool was_applied, const PassFacts& f, const ResultIndex& index,
-                         const WriteOptions& options, GangRecord& record,
-                         std::vector<GangWrite>& out) {
+                         bool was_applied, const PassFacts& f, const WriteOptions& options,
+                         GangRecord& record, std::vector<GangWrite>& out) {
   if (StatusWorthWriting(status, group.status, record, f.now, options)) {
     record.written = status;
     record.written_at = f.now;
@@ -218,14 +185,15 @@ void PlanStatusAndEvents(const gang::Gang& g, const PodGroup& group, PodGroupSta
         PodGroupStatusWrite{g.key, group.meta.namespace_, group.meta.name, std::move(status)});
   }
   if (was_applied) {
-    for (const gang::GangPlan* p : index.PlansOf(g.key)) {
+    for (const gang::GangPlan& p : f.result.plans) {
+      if (p.key != g.key) continue;
       out.push_back(CreateEvent{GroupEvent(
           group, "Normal", "GangReserved",
-          "reserved " + std::to_string(p->reserve.size()) + " members: " + Summary(p->reserve),
+          "reserved " + std::to_string(p.reserve.size()) + " members: " + Summary(p.reserve),
           f.now)});
     }
   }
-  if (index.Expired(g.key)) {
+  if (Contains(f.result.expired, g.key)) {
     out.push_back(CreateEvent{GroupEvent(
         group, "Warning", "GangReservationExpired",
         "members did not bind within " + FormatGoDuration(options.reservation_timeout) +
@@ -249,13 +217,10 @@ std::optional<Duration> RunWaitClock(const gang::Gang& g, const GangOutcome& out
   return waited;
 }
 
-GangOutcome PlanGang(const gang::Gang& before, const PassFacts& f, const ResultIndex& index,
-                     const WriteOptions& options, GangRecord& record, std::vector<GangWrite>& out) {
-  const bool was_applied = index.Applied(before.key);
-  // Most gangs are as the inputs had them: no copy for those.
-  std::optional<gang::Gang> after;
-  if (ChangedByPass(before, index, was_applied)) after = AfterPass(before, index, was_applied);
-  const gang::Gang& g = after ? *after : before;
+GangOutcome PlanGang(const gang::Gang& before, const PassFacts& f, const WriteOptions& options,
+                     GangRecord& record, std::vector<GangWrite>& out) {
+  const bool was_applied = Contains(f.applied, before.key);
+  const gang::Gang g = AfterPass(before, f.result, was_applied);
   const PodGroup& group = f.inputs.groups.at(g.key);
   GangOutcome outcome{.key = g.key,
                       .min_member = g.spec.min_member,
@@ -263,17 +228,17 @@ GangOutcome PlanGang(const gang::Gang& before, const PassFacts& f, const ResultI
                       .scheduled = CountScheduled(g),
                       .reserved = CountReserved(g),
                       .priority = g.priority};
-  RecordProgress(g, outcome, was_applied, index, f.now, record);
+  RecordProgress(g, outcome, was_applied, f.result, f.now, record);
   PlanWakes(g, options.pin_members, record, out);
-  const gang::Wait* wait = index.WaitOf(g.key);
+  const gang::Wait* wait = WaitOf(f.result, g.key);
   if (wait != nullptr) outcome.wait = *wait;
-  const bool admitted = index.Admitted(g.key) || was_applied;
+  const bool admitted = Contains(f.result.admitted, g.key) || was_applied;
   PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, f.now);
   outcome.phase = status.phase;
   // A PodGroup of one of Volcano's (ImplicitPodGroup) has no object to
   // write to.
   if (!f.inputs.implicit.contains(g.key)) {
-    PlanStatusAndEvents(g, group, std::move(status), was_applied, f, index, options, record, out);
+    PlanStatusAndEvents(g, group, std::move(status), was_applied, f, options, record, out);
   }
   outcome.waited = RunWaitClock(g, outcome, f.now, record);
   return outcome;
@@ -422,9 +387,8 @@ void ForgetUnwritten(const WriteSlot& slot, WriteMemory& memory) {
 WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteMemory& memory) {
   WritePlan plan;
   std::map<std::string, std::string> phases;  // gang key -> phase after the pass
-  const ResultIndex index(facts);
   for (const gang::Gang& g : facts.inputs.gangs) {
-    plan.gangs.push_back(PlanGang(g, facts, index, options, memory.gangs[g.key], plan.writes));
+    plan.gangs.push_back(PlanGang(g, facts, options, memory.gangs[g.key], plan.writes));
     phases[g.key] = plan.gangs.back().phase;
   }
   if (facts.result.preemption.has_value()) {

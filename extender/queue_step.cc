@@ -32,15 +32,14 @@ Holdings HoldingsOf(const gang::Gang& g) {
     // queue must not look as if it still held it, or reclaim would take
     // from it twice.
     if (m.Finished()) continue;
-    const Resources request = m.pod->EffectiveRequest();
     if (m.terminating) {
-      if (m.state == MemberState::kBound) h.leaving += request;
+      if (m.state == MemberState::kBound) h.leaving += m.pod->EffectiveRequest();
       continue;
     }
     const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
-    (placed ? h.allocated : h.pending) += request;
-    if (m.state == MemberState::kBound) h.bound += request;
-    if (!placed && g.preempting) h.claimed += request;
+    (placed ? h.allocated : h.pending) += m.pod->EffectiveRequest();
+    if (m.state == MemberState::kBound) h.bound += m.pod->EffectiveRequest();
+    if (!placed && g.preempting) h.claimed += m.pod->EffectiveRequest();
   }
   // A gang not admitted yet may have no pods (a Volcano Job's come with
   // admission): its minimum is its queue's demand all the same, or a queue
