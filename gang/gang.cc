@@ -87,7 +87,7 @@ std::string_view MemberStateName(MemberState state) {
 }
 
 std::string Member::Task() const {
-  static const std::string key(kTaskSpecKey);
+  const std::string key(kTaskSpecKey);
   if (auto it = pod->meta.annotations.find(key); it != pod->meta.annotations.end()) {
     return it->second;
   }

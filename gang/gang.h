@@ -354,14 +354,6 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view,
 // Pending): Volcano's enqueue has not let it in.
 bool AwaitsAdmission(const Gang& gang);
 
-// Whether RunPass may decide anything of the gang: it has members to place,
-// a reservation that may expire, or nothing placed yet (admission). False
-// for a gang whose members are all bound, finished or reserved (without a
-// reservation time): RunPass gives it no plan, wait, admission or expiry,
-// so a caller may leave it out of RunPass's gangs with the same result (it
-// stays a victim candidate, which is a separate input).
-bool PassDecides(const Gang& gang);
-
 // What admitting the gang asks of the cluster: its PodGroup's
 // spec.minResources as node resources ("requests.cpu" is cpu; "limits.*" and
 // "count/*" are ignored); empty when unset.

@@ -1,11 +1,9 @@
 // RunPass: expiry, admission, planning in GangOrder, then at most one
 // preemption. The view is copied once and updated as decisions are taken, so
-// every later gang sees the capacity the earlier ones left; gangs are planned
-// on one NodeTable (node_table.h) that mirrors it.
+// every later gang sees the capacity the earlier ones left.
 #include <algorithm>
 #include <bit>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,23 +14,13 @@
 
 #include "gang/feasibility.h"
 #include "gang/gang.h"
-#include "gang/node_table.h"
 #include "gang/planner.h"
-#include "gang/preemption.h"
-#include "gang/queue_limits.h"
 #include "model/quantity.h"
 
 namespace muster::gang {
 
 bool AwaitsAdmission(const Gang& gang) {
   return gang.phase.empty() || gang.phase == kPodGroupPending;
-}
-
-bool PassDecides(const Gang& gang) {
-  const auto reserved = [](const Member& m) { return m.state == MemberState::kReserved; };
-  return std::ranges::any_of(gang.members, AwaitsPlacement) ||
-         (gang.reserved_since && std::ranges::any_of(gang.members, reserved)) ||
-         std::ranges::none_of(gang.members, CountsPlaced);
 }
 
 // spec.minResources as node resources. Volcano fills it with quota names
@@ -55,17 +43,17 @@ namespace {
 // Gives back (sign +1) or takes (-1) `amount` and the GPUs of `gpus` on the
 // node: a GPU once held is no longer free, and a GPU given back is once no
 // holder is left on it.
-std::optional<size_t> ChangeFree(ClusterView& view, std::string_view node, const Resources& amount,
-                                 const GpuHolding& gpus, int sign) {
+void ChangeFree(ClusterView& view, std::string_view node, const Resources& amount,
+                const GpuHolding& gpus, int sign) {
   const std::optional<size_t> n = FindNode(view, node);
-  if (!n) return n;
+  if (!n) return;
   NodeView& v = view.nodes[*n];
   if (sign > 0) {
     v.free += amount;
   } else {
     v.free -= amount;
   }
-  if (gpus.empty()) return n;
+  if (gpus.empty()) return;
   AccountHolding(v.gpu_uses, gpus, -sign);
   for (uint32_t m = gpus.Gpus(); m != 0; m &= m - 1) {
     const int g = std::countr_zero(m);
@@ -78,7 +66,6 @@ std::optional<size_t> ChangeFree(ClusterView& view, std::string_view node, const
       v.free_gpus |= bit;
     }
   }
-  return n;
 }
 
 void AddFree(ClusterView& view, std::string_view node, const Resources& amount,
@@ -86,14 +73,19 @@ void AddFree(ClusterView& view, std::string_view node, const Resources& amount,
   ChangeFree(view, node, amount, gpus, +1);
 }
 
+void TakeFree(ClusterView& view, std::string_view node, const Resources& amount,
+              const GpuHolding& gpus = {}) {
+  ChangeFree(view, node, amount, gpus, -1);
+}
+
 // What the gang's pending members `reserve` request (no pod slots): what
 // counts against its queues' capability.
-Resources RequestOf(PodFacts& facts, const Gang& gang, const std::vector<Assignment>& reserve) {
+Resources RequestOf(const Gang& gang, const std::vector<Assignment>& reserve) {
   Resources need;
   for (const Assignment& a : reserve) {
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
-    if (member != gang.members.end()) need += facts.Of(*member->pod).request;
+    if (member != gang.members.end()) need += member->pod->EffectiveRequest();
   }
   return need;
 }
@@ -159,6 +151,14 @@ Resources SchedulableFree(const ClusterView& view) {
   return total;
 }
 
+// The limit of the queue a gang or victim is in (the first of its path), or
+// null; const when `queues` is.
+template <typename Limits>
+auto* LimitOf(const std::vector<std::string>& path, Limits& queues) {
+  const auto it = path.empty() ? queues.end() : queues.find(path.front());
+  return it == queues.end() ? nullptr : &it->second;
+}
+
 // What the gang is admitted or reserved with counts against its queues for
 // the gangs after it: the capability left in every queue of its path, and
 // its own queue's allocation (for its deserved share).
@@ -176,6 +176,18 @@ void ChargeQueues(const Gang& gang, Resources need, QueueLimits& queues) {
     need.Erase(kPods);
     limit->allocated += need;
   }
+}
+
+// Whether `held` (requests) is within the queue's deserved share.
+bool WithinDeserved(Resources held, const QueueLimit& limit) {
+  held.Erase(kPods);
+  return held.DominantShare(limit.deserved) <= 1.0 + 1e-9;
+}
+
+// True when a queue holding `allocated` is short of what it deserves: its
+// share is below 1 on every resource (a queue deserving nothing never is).
+bool Owed(const Resources& allocated, const Resources& deserved) {
+  return !deserved.IsZero() && allocated.DominantShare(deserved) < 1.0;
 }
 
 // Whether the gang's queue is owed room for it: what the queue holds and has
@@ -233,51 +245,46 @@ bool NotAdmitted(const Gang& gang, const PassResult& result) {
          std::ranges::find(result.admitted, gang.key) == result.admitted.end();
 }
 
-// Takes the plan's capacity off the view, and off the table that mirrors it.
-void Reserve(ClusterView& view, NodeTable& table, const Gang& gang, const GangPlan& plan) {
+void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
   for (const Assignment& a : plan.reserve) {
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
-    if (member == gang.members.end()) continue;
-    if (const std::optional<size_t> n =
-            ChangeFree(view, a.node, table.facts().Of(*member->pod).slot, a.gpus, -1)) {
-      table.Sync(*n);
-    }
+    if (member != gang.members.end()) TakeFree(view, a.node, SlotRequest(*member->pod), a.gpus);
   }
 }
 
 // The nodes a blocked head gang will start on: the fewest, nearest to free
 // (most free GPUs now, then most free CPU), on which its minimum fits once
-// they are empty. Empty when it fits nowhere even so. `table` mirrors `view`
-// (no node excluded).
-std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view, NodeTable& table) {
-  std::vector<int> classes;  // of the members to place
-  for (const Member& m : head.members) {
-    if (AwaitsPlacement(m)) classes.push_back(table.AdmitsClass(*m.pod));
-  }
+// they are empty. Empty when it fits nowhere even so.
+std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view) {
   std::vector<size_t> order;
   for (size_t n = 0; n < view.nodes.size(); ++n) {
-    const bool usable = view.nodes[n].schedulable &&
-                        std::ranges::any_of(classes, [&](int c) { return table.Admits(c, n); });
+    const NodeView& node = view.nodes[n];
+    const bool usable = node.schedulable && std::ranges::any_of(head.members, [&](const Member& m) {
+                          return AwaitsPlacement(m) && NodeAdmits(node, *m.pod);
+                        });
     if (usable) order.push_back(n);
   }
-  std::ranges::stable_sort(order, std::greater<>{}, [&](size_t n) {
-    const int64_t* free = table.Free(n);
-    return std::pair(free[table.gpu()], free[table.cpu()]);
+  std::ranges::stable_sort(order, [&](size_t a, size_t b) {
+    const Resources& fa = view.nodes[a].free;
+    const Resources& fb = view.nodes[b].free;
+    return std::tuple(fa.milli_gpus(), fa.milli_cpu()) >
+           std::tuple(fb.milli_gpus(), fb.milli_cpu());
   });
   // The shortest prefix whose emptied nodes hold the minimum (binary search:
-  // a longer prefix never holds less). The emptied nodes are the view's in
-  // name order, all but the prefix's left out.
-  NodeTable emptied(view, table.dims(), NodeTable::Source::kEmptied, table.shared_facts());
-  std::vector<char> in(view.nodes.size(), 0);
+  // a longer prefix never holds less).
   auto fits_on = [&](size_t count) {
-    std::ranges::fill(in, 0);
-    for (size_t i = 0; i < count; ++i) in[order[i]] = 1;
-    for (size_t n = 0; n < in.size(); ++n) {
-      if (!in[n]) emptied.Exclude(n);
-      if (in[n]) emptied.Include(n);
+    ClusterView empty;
+    for (size_t i = 0; i < count; ++i) {
+      NodeView node = view.nodes[order[i]];
+      node.free = node.node->allocatable;
+      // Emptied: every GPU idle.
+      node.gpu_uses = {};
+      if (node.gpu_cards) node.free_gpus = (uint32_t{1} << node.gpu_cards->size()) - 1;
+      empty.nodes.push_back(std::move(node));
     }
-    return MinimumFits(head, emptied);
+    std::ranges::sort(empty.nodes, {}, &NodeView::name);
+    return MinimumFits(head, empty);
   };
   if (order.empty() || !fits_on(order.size())) return {};
   size_t lo = 1, hi = order.size();
@@ -293,63 +300,45 @@ std::vector<size_t> EarmarkFor(const Gang& head, const ClusterView& view, NodeTa
   return order;
 }
 
-// `view` cut down to `nodes` (sorted names); the nodes `table` excludes
-// (earmarked for the head of the line) offer nothing there.
-ClusterView Restricted(const ClusterView& view, const NodeTable& table,
-                       const std::vector<std::string>& nodes) {
+// The view the gangs behind the head plan on: the earmarked nodes offer
+// nothing.
+ClusterView WithoutEarmarked(const ClusterView& view, const std::vector<size_t>& earmarked) {
+  ClusterView masked = view;
+  for (size_t n : earmarked) masked.nodes[n].free = Resources();
+  return masked;
+}
+
+// `view` cut down to `nodes` (sorted names).
+ClusterView Restricted(const ClusterView& view, const std::vector<std::string>& nodes) {
   ClusterView out;
   out.nodes.reserve(nodes.size());
   for (const std::string& name : nodes) {
-    const std::optional<size_t> n = FindNode(view, name);
-    if (!n) continue;
-    out.nodes.push_back(view.nodes[*n]);
-    if (table.Excluded(*n)) out.nodes.back().free = Resources();
+    if (std::optional<size_t> n = FindNode(view, name)) out.nodes.push_back(view.nodes[*n]);
   }
   return out;
 }
 
-// The free GPUs of the schedulable `nodes` of `view`, in thousandths; the
-// nodes `table` excludes offer none.
-int64_t FreeGpus(const ClusterView& view, const NodeTable& table,
-                 const std::vector<std::string>& nodes) {
+// The free GPUs of the schedulable `nodes` of `view`, in thousandths.
+int64_t FreeGpus(const ClusterView& view, const std::vector<std::string>& nodes) {
   int64_t gpus = 0;
   for (const std::string& name : nodes) {
     const std::optional<size_t> n = FindNode(view, name);
-    if (n && view.nodes[*n].schedulable && !table.Excluded(*n)) {
+    if (n && view.nodes[*n].schedulable) {
       gpus += std::max<int64_t>(view.nodes[*n].free.milli_gpus(), 0);
     }
   }
   return gpus;
 }
 
-// Where a gang is planned: the pass's view of what is left, the table that
-// mirrors it (less the head of the line's nodes once there is one) and its
-// kAllocatable twin, made on first need.
-struct Where {
-  const ClusterView& view;
-  NodeTable& table;
-  std::unique_ptr<NodeTable>& empty;
-};
-
-// PlanGang on the part of `where` that `nodes` names.
-std::variant<GangPlan, Wait> PlanOn(const Gang& gang, const Where& where,
-                                    const std::vector<std::string>& nodes, int max_extras) {
-  const ClusterView view = Restricted(where.view, where.table, nodes);
-  NodeTable table(view, where.table.dims(), NodeTable::Source::kFree, where.table.shared_facts());
-  std::unique_ptr<NodeTable> empty;
-  return PlanGang(gang, table, empty, max_extras);
-}
-
 // PlanGang within the gang's network domains (Gang::domains): the lowest
 // tier first, the tightest domain first within a tier; then anywhere unless
 // the domains are required. A domain's view is cut only when it is tried.
-std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const Where& where, int max_extras = -1) {
-  if (!gang.domains) return PlanGang(gang, where.table, where.empty, max_extras);
+std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view,
+                                        int max_extras = -1) {
+  if (!gang.domains) return PlanGang(gang, view, max_extras);
   std::vector<std::tuple<int, int64_t, const NetworkDomain*>> tries;
   for (const NetworkDomain& d : *gang.domains) {
-    if (d.tier <= gang.domain_tier) {
-      tries.emplace_back(d.tier, FreeGpus(where.view, where.table, d.nodes), &d);
-    }
+    if (d.tier <= gang.domain_tier) tries.emplace_back(d.tier, FreeGpus(view, d.nodes), &d);
   }
   std::ranges::stable_sort(tries, [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
@@ -364,7 +353,8 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const Where& where, in
   std::optional<GangPlan> best;
   for (const auto& [tier, free, domain] : tries) {
     if (best && tier > best_tier) break;
-    std::variant<GangPlan, Wait> decision = PlanOn(gang, where, domain->nodes, max_extras);
+    std::variant<GangPlan, Wait> decision =
+        PlanGang(gang, Restricted(view, domain->nodes), max_extras);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->GpuCost() <= std::pair(0, 0)) return decision;  // nothing better to find
       if (!best || plan->GpuCost() < best->GpuCost()) {
@@ -379,7 +369,7 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const Where& where, in
     placeable = std::max(placeable, wait.placeable);
   }
   if (best) return *std::move(best);
-  if (!gang.domains_required) return PlanGang(gang, where.table, where.empty, max_extras);
+  if (!gang.domains_required) return PlanGang(gang, view, max_extras);
   const std::string level = gang.domain_level.empty() ? "network domain" : gang.domain_level;
   return Wait{
       .key = gang.key,
@@ -425,14 +415,14 @@ std::pair<std::string_view, std::string> QueueHold(const Gang& gang, const Resou
 // minimum is any one member. A gang still short of a larger minimum keeps
 // its plan whole: all or nothing.
 // True when some members are left.
-bool TrimToQueue(PodFacts& facts, const Gang& gang, const QueueLimits& queues,
-                 const std::string& owed_waiting, GangPlan& plan) {
+bool TrimToQueue(const Gang& gang, const QueueLimits& queues, const std::string& owed_waiting,
+                 GangPlan& plan) {
   const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
   if (placed < gang.spec.min_member && gang.spec.min_member > 1) return false;
   std::vector<Assignment> kept;
   for (const Assignment& a : plan.reserve) {
     kept.push_back(a);
-    if (!QueueHold(gang, RequestOf(facts, gang, kept), queues, owed_waiting).second.empty()) {
+    if (!QueueHold(gang, RequestOf(gang, kept), queues, owed_waiting).second.empty()) {
       kept.pop_back();
     }
   }
@@ -465,21 +455,17 @@ Resources HeldBy(const Gang& gang) {
 // The planning state PlanAll's two steps share.
 struct Planning {
   ClusterView& view;
-  // Mirrors `view`; once a head of the line is found, its earmarked nodes
-  // are excluded (they offer nothing to the gangs behind it).
-  NodeTable& table;
-  std::unique_ptr<NodeTable> empty;  // the table's kAllocatable twin (PlanGang)
-  bool masked = false;               // a head of the line was found
+  std::optional<ClusterView> masked;  // set once a head is found
   QueueLimits queues;
   std::string owed_waiting;  // the first queue below its share with a gang short of capacity
   PassResult& result;
-  // Reserves `plan` of `gang` on the view and table and charges its queues.
-  // A plan never lands on an earmarked node (planned on the masked table).
+  // Reserves `plan` of `gang` on the views and charges its queues.
   void Take(const Gang& gang, const GangPlan& plan) {
-    ChargeQueues(gang, RequestOf(table.facts(), gang, plan.reserve), queues);
-    Reserve(view, table, gang, plan);
+    ChargeQueues(gang, RequestOf(gang, plan.reserve), queues);
+    Reserve(view, gang, plan);
+    if (masked) Reserve(*masked, gang, plan);
   }
-  Where current() { return Where{.view = view, .table = table, .empty = empty}; }
+  const ClusterView& current() const { return masked ? *masked : view; }
 };
 
 // A plan's new members as reserved in `gang` (a copy being planned on).
@@ -506,77 +492,6 @@ void Merge(GangPlan& plan, const GangPlan& more) {
 // one in a pass; the rest wait a pass (passes run every few milliseconds).
 constexpr int kSharedExtrasPerPass = 1024;
 
-// A gang's turns at members beyond its minimum (ShareExtras).
-struct Turn {
-  Gang gang;  // its plans so far marked reserved
-  Resources held;
-  size_t order;                              // in the pass's gangs
-  bool left_to_place;                        // a member not planned yet: without one a turn is void
-  std::tuple<int64_t, double, size_t> rank;  // who goes next: the lowest
-};
-
-// The candidates' turns; none when no candidate has a member left to place
-// (no turn would change anything then).
-// `total`: what the schedulable nodes offer, the measure of a dominant share.
-std::vector<Turn> TurnsOf(const Planning& p, const std::vector<Gang>& gangs,
-                          const std::vector<size_t>& candidates,
-                          const std::map<std::string, size_t>& plan_of, Resources& total) {
-  std::vector<char> left(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const Gang& gang = gangs[candidates[i]];
-    const auto plan = plan_of.find(gang.key);
-    const size_t planned = plan == plan_of.end() ? 0 : p.result.plans[plan->second].reserve.size();
-    left[i] = static_cast<size_t>(std::ranges::count_if(gang.members, AwaitsPlacement)) > planned;
-  }
-  if (std::ranges::none_of(left, [](char c) { return c != 0; })) return {};
-  std::vector<Turn> turns;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    Turn turn{.gang = gangs[candidates[i]], .order = candidates[i], .left_to_place = left[i] != 0};
-    if (const auto plan = plan_of.find(turn.gang.key); plan != plan_of.end()) {
-      MarkReserved(turn.gang, p.result.plans[plan->second]);
-    }
-    turns.push_back(std::move(turn));
-  }
-  for (const NodeView& node : p.view.nodes) {
-    if (node.schedulable) total += node.node->allocatable;
-  }
-  for (Turn& turn : turns) {
-    turn.held = HeldBy(turn.gang);
-    turn.rank = {-static_cast<int64_t>(turn.gang.priority), turn.held.DominantShare(total),
-                 turn.order};
-  }
-  return turns;
-}
-
-// One turn: at most `max` (< 0: every) more members of the turn's gang, as
-// its queues allow. False when it gets none.
-bool TakeTurn(Planning& p, Turn& turn, int max, const Resources& total,
-              std::map<std::string, size_t>& plan_of) {
-  if (!turn.left_to_place) return false;
-  Gang& gang = turn.gang;
-  std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), max);
-  GangPlan* plan = std::get_if<GangPlan>(&decision);
-  PodFacts& facts = p.table.facts();
-  if (plan == nullptr || plan->reserve.empty()) return false;
-  if (!QueueHold(gang, RequestOf(facts, gang, plan->reserve), p.queues, p.owed_waiting)
-           .second.empty() &&
-      !TrimToQueue(facts, gang, p.queues, p.owed_waiting, *plan)) {
-    return false;
-  }
-  p.Take(gang, *plan);
-  turn.held += RequestOf(facts, gang, plan->reserve);
-  turn.held.Erase(kPods);
-  std::get<1>(turn.rank) = turn.held.DominantShare(total);
-  MarkReserved(gang, *plan);
-  if (auto it = plan_of.find(gang.key); it != plan_of.end()) {
-    Merge(p.result.plans[it->second], *plan);
-  } else {
-    plan_of[gang.key] = p.result.plans.size();
-    p.result.plans.push_back(std::move(*plan));
-  }
-  return true;
-}
-
 // (c2) Members beyond their gangs' minimums, when several gangs want room:
 // one at a time, each to the gang of highest priority that holds the least
 // (its dominant share of the cluster: DRF) - Volcano's allocate action gives
@@ -587,67 +502,59 @@ bool TakeTurn(Planning& p, Turn& turn, int max, const Resources& total,
 // `candidates`: indices into `gangs` whose minimum is placed, in order.
 void ShareExtras(Planning& p, const std::vector<Gang>& gangs,
                  const std::vector<size_t>& candidates) {
+  Resources total;
+  for (const NodeView& node : p.view.nodes) {
+    if (node.schedulable) total += node.node->allocatable;
+  }
+  struct Turn {
+    Gang gang;
+    Resources held;
+    size_t order;
+  };
+  std::vector<Turn> turns;
   std::map<std::string, size_t> plan_of;  // gang key -> index in result.plans
   for (size_t i = 0; i < p.result.plans.size(); ++i) plan_of[p.result.plans[i].key] = i;
-  Resources total;
-  std::vector<Turn> turns = TurnsOf(p, gangs, candidates, plan_of, total);
-  if (turns.empty()) return;
+  for (size_t index : candidates) {
+    Turn turn{.gang = gangs[index], .held = {}, .order = index};
+    if (auto it = plan_of.find(turn.gang.key); it != plan_of.end()) {
+      MarkReserved(turn.gang, p.result.plans[it->second]);
+    }
+    turn.held = HeldBy(turn.gang);
+    turns.push_back(std::move(turn));
+  }
   for (int budget = kSharedExtrasPerPass; !turns.empty() && budget > 0; --budget) {
-    const auto next = std::ranges::min_element(turns, {}, &Turn::rank);
+    const auto next = std::ranges::min_element(turns, {}, [&](const Turn& t) {
+      return std::tuple(-t.gang.priority, t.held.DominantShare(total), t.order);
+    });
+    Gang& gang = next->gang;
     const int max = turns.size() == 1 ? -1 : 1;
-    if (!TakeTurn(p, *next, max, total, plan_of)) {
+    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), max);
+    GangPlan* plan = std::get_if<GangPlan>(&decision);
+    const bool placed =
+        plan != nullptr && !plan->reserve.empty() &&
+        (QueueHold(gang, RequestOf(gang, plan->reserve), p.queues, p.owed_waiting).second.empty() ||
+         TrimToQueue(gang, p.queues, p.owed_waiting, *plan));
+    if (!placed) {
       turns.erase(next);
       continue;
     }
+    p.Take(gang, *plan);
+    next->held += RequestOf(gang, plan->reserve);
+    next->held.Erase(kPods);
+    MarkReserved(gang, *plan);
+    if (auto it = plan_of.find(gang.key); it != plan_of.end()) {
+      Merge(p.result.plans[it->second], *plan);
+    } else {
+      plan_of[gang.key] = p.result.plans.size();
+      p.result.plans.push_back(std::move(*plan));
+    }
     if (max < 0) turns.erase(next);
   }
-  // In GangOrder, as the plans of the first step are (every plan is of a
-  // candidate).
+  // In GangOrder, as the plans of the first step are.
   std::map<std::string, size_t> order;
-  for (size_t index : candidates) order[gangs[index].key] = index;
+  for (size_t i = 0; i < gangs.size(); ++i) order[gangs[i].key] = i;
   std::ranges::stable_sort(p.result.plans, {},
                            [&](const GangPlan& plan) { return order[plan.key]; });
-}
-
-// Takes the plan unless the gang's queues hold it back; then the gang waits
-// when its minimum is not placed yet. True when its minimum is placed (it
-// may get extras).
-bool TakePlan(const Gang& gang, GangPlan& plan, Planning& p) {
-  if (plan.reserve.empty()) return true;  // minimum met; the extras (if any) come next
-  PodFacts& facts = p.table.facts();
-  auto [reason, why] =
-      QueueHold(gang, RequestOf(facts, gang, plan.reserve), p.queues, p.owed_waiting);
-  if (!why.empty() && TrimToQueue(facts, gang, p.queues, p.owed_waiting, plan)) why.clear();
-  if (!why.empty()) {
-    const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
-    if (placed < std::max(gang.spec.min_member, 1)) {
-      p.result.waits.push_back(Wait{.key = gang.key,
-                                    .reason = reason,
-                                    .message = std::move(why),
-                                    .placeable = static_cast<int32_t>(placed)});
-    }
-    return false;
-  }
-  p.Take(gang, plan);
-  p.result.plans.push_back(std::move(plan));
-  return true;
-}
-
-// The first gang short of capacity that has waited long enough becomes the
-// head of the line (PassConfig::head_of_line_after): the nodes it will start
-// on offer nothing to the gangs behind it.
-void HeadOfLine(const Gang& gang, Time now, const PassConfig& config, Planning& p, Wait& wait) {
-  if (p.masked || wait.reason != kWaitResources || now - gang.created < config.head_of_line_after) {
-    return;
-  }
-  const std::vector<size_t> earmarked = EarmarkFor(gang, p.view, p.table);
-  if (earmarked.empty()) return;
-  p.masked = true;
-  for (size_t n : earmarked) p.table.Exclude(n);
-  p.result.head = gang.key;
-  for (size_t n : earmarked) p.result.earmarked.push_back(p.view.nodes[n].name());
-  wait.message +=
-      "; head of the line: " + std::to_string(earmarked.size()) + " node(s) kept free for it";
 }
 
 // (c) Plans every gang with members to place (but the just expired), in
@@ -658,10 +565,11 @@ void HeadOfLine(const Gang& gang, Time now, const PassConfig& config, Planning& 
 // first gets only its minimum, and ShareExtras hands out the rest. Returns
 // the gang preemption may serve: the first that waits for capacity and has
 // no preemption in flight.
-const Gang* PlanAll(ClusterView& view, NodeTable& table, const std::vector<Gang>& gangs, Time now,
+const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
                     const PassConfig& config, QueueLimits queues, PassResult& result) {
   const Gang* preemptor = nullptr;
-  Planning p{.view = view, .table = table, .queues = std::move(queues), .result = result};
+  Planning p{.view = view, .queues = std::move(queues), .result = result};
+  std::vector<size_t> earmarked;
   const bool shared =
       std::ranges::count_if(gangs, [&](const Gang& g) { return Plannable(g, result); }) > 1;
   std::vector<size_t> started;  // gangs whose minimum is placed, for ShareExtras
@@ -673,7 +581,26 @@ const Gang* PlanAll(ClusterView& view, NodeTable& table, const std::vector<Gang>
     if (!Plannable(gang, result)) continue;
     std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), shared ? 0 : -1);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
-      if (TakePlan(gang, *plan, p)) started.push_back(index);
+      if (plan->reserve.empty()) {  // minimum met; the extras (if any) come next
+        started.push_back(index);
+        continue;
+      }
+      auto [reason, why] =
+          QueueHold(gang, RequestOf(gang, plan->reserve), p.queues, p.owed_waiting);
+      if (!why.empty() && TrimToQueue(gang, p.queues, p.owed_waiting, *plan)) why.clear();
+      if (!why.empty()) {
+        const auto placed = std::ranges::count_if(gang.members, CountsPlaced);
+        if (placed < std::max(gang.spec.min_member, 1)) {
+          result.waits.push_back(Wait{.key = gang.key,
+                                      .reason = reason,
+                                      .message = std::move(why),
+                                      .placeable = static_cast<int32_t>(placed)});
+        }
+        continue;
+      }
+      p.Take(gang, *plan);
+      result.plans.push_back(std::move(*plan));
+      started.push_back(index);
       continue;
     }
     Wait& wait = std::get<Wait>(decision);
@@ -684,11 +611,167 @@ const Gang* PlanAll(ClusterView& view, NodeTable& table, const std::vector<Gang>
         Owed(limit->allocated, limit->deserved)) {
       p.owed_waiting = gang.queues.front();
     }
-    HeadOfLine(gang, now, config, p, wait);
+    if (!p.masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
+      earmarked = EarmarkFor(gang, view);
+      if (!earmarked.empty()) {
+        p.masked = WithoutEarmarked(view, earmarked);
+        result.head = gang.key;
+        for (size_t n : earmarked) result.earmarked.push_back(view.nodes[n].name());
+        wait.message +=
+            "; head of the line: " + std::to_string(earmarked.size()) + " node(s) kept free for it";
+      }
+    }
     result.waits.push_back(std::move(wait));
   }
   if (shared) ShareExtras(p, gangs, started);
   return preemptor;
+}
+
+void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
+  for (const VictimCandidate::Pod& pod : victim.pods) {
+    AddFree(view, pod.node, pod.request, pod.gpus);
+  }
+}
+
+bool SameQueue(const Gang& preemptor, const VictimCandidate& v) {
+  if (preemptor.queues.empty() || v.queues.empty())
+    return preemptor.queues.empty() == v.queues.empty();
+  return preemptor.queues.front() == v.queues.front();
+}
+
+// A candidate from another queue that reclaim may take from: reclaimable
+// and above its deserved share (whether it stays at or above its due is
+// checked as victims add up).
+bool Reclaimable(const VictimCandidate& v, const QueueLimits& queues) {
+  const QueueLimit* limit = LimitOf(v.queues, queues);
+  return limit && limit->reclaimable && limit->Bound().DominantShare(limit->deserved) > 1.0;
+}
+
+// True when the preemptor's queue holds less than it deserves, the
+// preemptor's pending members fit within that, and the caller allows it.
+bool MayReclaim(const Gang& preemptor, const QueueLimits& queues, const PassConfig& config) {
+  const QueueLimit* limit = LimitOf(preemptor.queues, queues);
+  if (!config.reclaim || !limit || !limit->reclaim_allowed) return false;
+  Resources after = limit->allocated;
+  for (const Member& m : preemptor.members) {
+    if (AwaitsPlacement(m)) after += m.pod->EffectiveRequest();
+  }
+  return Owed(limit->allocated, limit->deserved) && WithinDeserved(std::move(after), *limit);
+}
+
+bool Spared(const Gang& preemptor, const VictimCandidate& v, const QueueLimits& queues) {
+  const QueueLimit* limit = LimitOf(preemptor.queues, queues);
+  return limit && !v.queues.empty() &&
+         std::ranges::find(limit->spare, v.queues.front()) != limit->spare.end();
+}
+
+// The candidates in the order victims are taken: first, when the
+// preemptor's queue is owed capacity, other queues' reclaimable gangs
+// (lowest priority, then youngest, then fewest GPUs); then gangs of its own
+// queue with strictly lower priority, cheapest first (fewest GPUs, then
+// lowest priority, then youngest: least work lost). Conformance comes last,
+// so `spared` counts exactly the candidates it alone keeps out.
+std::vector<const VictimCandidate*> Eligible(const Gang& preemptor,
+                                             const std::vector<VictimCandidate>& victims,
+                                             const QueueLimits& queues, const PassConfig& config,
+                                             int& spared) {
+  std::vector<const VictimCandidate*> reclaim, preempt;
+  const bool may_reclaim = MayReclaim(preemptor, queues, config);
+  for (const VictimCandidate& v : victims) {
+    if (v.key == preemptor.key || v.pods.empty()) continue;
+    std::vector<const VictimCandidate*>* to = nullptr;
+    if (SameQueue(preemptor, v)) {
+      if (v.priority < preemptor.priority) to = &preempt;
+    } else if (may_reclaim && Reclaimable(v, queues) && !Spared(preemptor, v, queues)) {
+      to = &reclaim;
+    }
+    if (to == nullptr) continue;
+    if (!v.evictable) {
+      ++spared;  // a kube-system or system-critical member (gang/conformance.h)
+      continue;
+    }
+    to->push_back(&v);
+  }
+  std::ranges::sort(reclaim, [](const VictimCandidate* a, const VictimCandidate* b) {
+    return std::tie(a->priority, b->created, a->gpus, a->key) <
+           std::tie(b->priority, a->created, b->gpus, b->key);
+  });
+  std::ranges::sort(preempt, [](const VictimCandidate* a, const VictimCandidate* b) {
+    return std::tie(a->gpus, a->priority, b->created, a->key) <
+           std::tie(b->gpus, b->priority, a->created, b->key);
+  });
+  reclaim.insert(reclaim.end(), preempt.begin(), preempt.end());
+  return reclaim;
+}
+
+// What reclaim has taken from each queue so far, to keep every victim queue
+// at or above its deserved share.
+class ReclaimLedger {
+ public:
+  ReclaimLedger(const Gang& preemptor, const QueueLimits& queues)
+      : preemptor_(preemptor), queues_(queues) {}
+
+  // Takes `v` when every queue of its path the preemptor does not share
+  // keeps allocated/deserved >= 1 without it; same-queue victims always.
+  bool Take(const VictimCandidate& v) {
+    if (SameQueue(preemptor_, v)) return true;
+    for (const std::string& name : v.queues) {
+      if (std::ranges::find(preemptor_.queues, name) != preemptor_.queues.end()) break;
+      const auto it = queues_.find(name);
+      if (it == queues_.end()) continue;
+      const Resources after = it->second.Bound() - taken_[name] - v.holds;
+      if (Owed(after, it->second.deserved)) return false;
+    }
+    for (const std::string& name : v.queues) taken_[name] += v.holds;
+    return true;
+  }
+
+ private:
+  const Gang& preemptor_;
+  const QueueLimits& queues_;
+  std::map<std::string, Resources> taken_;
+};
+
+// Drops every victim the preemptor can do without, latest added first (the
+// costliest, by the candidate order).
+void Minimize(const ClusterView& view, const Gang& preemptor,
+              std::vector<const VictimCandidate*>& chosen) {
+  for (size_t i = chosen.size(); i-- > 0;) {
+    ClusterView trial = view;
+    for (size_t j = 0; j < chosen.size(); ++j) {
+      if (j != i) ReleaseVictim(trial, *chosen[j]);
+    }
+    if (MinimumFits(preemptor, trial)) chosen.erase(chosen.begin() + static_cast<ptrdiff_t>(i));
+  }
+}
+
+// (d) Adds candidates until the preemptor's minimum fits, then makes the set
+// minimal. Nothing when even every candidate together is not enough.
+// `spared`: the candidates conformance kept out (Eligible).
+std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& preemptor,
+                                           const std::vector<VictimCandidate>& victims,
+                                           const QueueLimits& queues, const PassConfig& config,
+                                           int& spared) {
+  ClusterView trial = view;
+  std::vector<const VictimCandidate*> chosen;
+  ReclaimLedger ledger(preemptor, queues);
+  bool fits = false;
+  for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config, spared)) {
+    if (!ledger.Take(*candidate)) continue;
+    ReleaseVictim(trial, *candidate);
+    chosen.push_back(candidate);
+    if ((fits = MinimumFits(preemptor, trial))) break;
+  }
+  if (!fits) return std::nullopt;
+  Minimize(view, preemptor, chosen);
+  Preemption preemption{.preemptor = preemptor.key};
+  if (!preemptor.queues.empty()) preemption.queue = preemptor.queues.front();
+  for (const VictimCandidate* victim : chosen) {
+    preemption.victims.push_back(victim->key);
+    if (!SameQueue(preemptor, *victim)) preemption.reclaimed.push_back(victim->key);
+    preemption.pods.insert(preemption.pods.end(), victim->pods.begin(), victim->pods.end());
+  }
+  return preemption;
 }
 
 }  // namespace
@@ -698,23 +781,15 @@ PassResult RunPass(const ClusterView& view, std::vector<Gang> gangs,
                    const QueueLimits& queues) {
   PassResult result;
   ClusterView left = view;
-  // Running gangs are most of a large cluster's and get no decision.
-  std::erase_if(gangs, [](const Gang& g) { return !PassDecides(g); });
   std::ranges::sort(gangs, GangOrder);
   ExpireReservations(left, gangs, now, config.reservation_timeout, result.expired);
   Admit(left, gangs, queues, config.reclaim, result);
-  // Every gang is planned on one table of what is left, indexed: a pass of
-  // a thousand gangs on thousands of nodes need not walk every node per
-  // member (node_table.h).
-  auto facts = std::make_shared<PodFacts>();
-  NodeTable table(left, NodeTable::DimsOf(gangs, *facts), NodeTable::Source::kFree, facts);
-  table.BuildIndex();
-  const Gang* preemptor = PlanAll(left, table, gangs, now, config, queues, result);
+  const Gang* preemptor = PlanAll(left, gangs, now, config, queues, result);
   // The preemptor is not reserved for now: its capacity frees only once the
   // victims are gone, and a later pass plans it then, ahead of lower gangs.
   if (config.preemption && preemptor) {
     int spared = 0;
-    result.preemption = ChoosePreemption(left, table, *preemptor, victims, queues, config, spared);
+    result.preemption = ChoosePreemption(left, *preemptor, victims, queues, config, spared);
     // Say why preemption did not help when conformance is the reason it
     // might not have: the user sees the gangs it will never take.
     if (!result.preemption && spared > 0) {

@@ -5,10 +5,7 @@
 // easily), place them largest first (GPUs, then cpu, then name), stand an
 // unpicked member in for a picked one that fits nowhere, and only when the
 // whole minimum is placed, place the rest best-effort (elastic gangs), again
-// largest first. Everything works on the planner's table (node_table.h):
-// placements change its rows in place and are rolled back when the greedy
-// is done, and on an indexed table the node of a member is found through its
-// buckets instead of a walk over every node.
+// largest first. Everything works on a local copy of the free capacity.
 #include "gang/planner.h"
 
 #include <algorithm>
@@ -17,9 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -37,25 +32,17 @@ namespace {
 
 std::string Pods(int32_t n) { return std::to_string(n) + (n == 1 ? " more pod" : " more pods"); }
 
-// Whether members' tasks count: some task has a minimum, and the minimums
-// bind (TaskMinimumsBind). Reading a member's task is a lookup per member,
-// skipped when they do not.
-bool TasksMatter(const PodGroupSpec& spec) {
-  return !spec.min_task_member.empty() && TaskMinimumsBind(spec);
-}
-
 // kWaitMembers when fewer pods exist than minMember or a task's
 // minTaskMember: no placement can help until the controller creates them.
 std::optional<Wait> MissingMembers(const Gang& gang) {
   int32_t exist = 0;
   int32_t placed = 0;
   std::map<std::string, int32_t> by_task;
-  const bool tasks = TasksMatter(gang.spec);
   for (const Member& m : gang.members) {
     if (CountsPlaced(m)) ++placed;
     if (!CountsPlaced(m) && !AwaitsPlacement(m)) continue;  // terminating, about to go
     ++exist;
-    if (tasks) ++by_task[m.Task()];
+    ++by_task[m.Task()];
   }
   const auto wait = [&](const std::string& prefix, int32_t have, int32_t want) {
     return Wait{.key = gang.key,
@@ -65,7 +52,7 @@ std::optional<Wait> MissingMembers(const Gang& gang) {
                 .placeable = placed};
   };
   if (exist < gang.spec.min_member) return wait("", exist, gang.spec.min_member);
-  if (!tasks) return std::nullopt;
+  if (!TaskMinimumsBind(gang.spec)) return std::nullopt;
   for (const auto& [task, min] : gang.spec.min_task_member) {
     if (by_task[task] < min) return wait("task " + task + ": ", by_task[task], min);
   }
@@ -79,8 +66,8 @@ enum class Pick { kNo, kForTask, kForMembers };
 struct Slot {
   const Member* member = nullptr;
   std::string task;
-  std::vector<int64_t> request;  // per resource in NodeTable::dims()
-  int admits = 0;                // NodeTable::AdmitsClass of its pod
+  std::vector<int64_t> request;  // per resource in Greedy::dims_
+  std::vector<char> admits;      // per node: NodeAdmits
   std::optional<size_t> node;    // where the greedy put it
   uint32_t gpus = 0;             // which GPUs of it, when its layout is known
   // GPU sharing: what it asks (empty: no shares), whether its GPU request
@@ -94,17 +81,14 @@ struct Slot {
   Pick picked = Pick::kNo;
 };
 
-// One greedy run on a NodeTable. Resources are held densely (one int64 per
-// name the pass compares) because the preemption search runs this many
-// times per pass.
+// One greedy run over a local copy of the free capacity. Resources are held
+// densely (one int64 per name the gang asks for) because the preemption
+// search runs this many times per pass.
 class Greedy {
  public:
-  // On the table's capacity; on a kAllocatable table (empty_cluster()),
-  // less only this gang's own bound and reserved members.
-  Greedy(const Gang& gang, NodeTable& table);
-  ~Greedy() { table_.Rollback(mark_); }
-  Greedy(const Greedy&) = delete;
-  Greedy& operator=(const Greedy&) = delete;
+  // On the view's free capacity or, with `empty_cluster`, on every node's
+  // allocatable less only this gang's own bound and reserved members.
+  Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster);
 
   // Places what minTaskMember and minMember need; true when both are met.
   bool PlaceMinimum();
@@ -120,12 +104,11 @@ class Greedy {
   // "6/8 members placeable<where>: 2 need nvidia.com/gpu=8, largest free is 4".
   std::string Message(std::string_view where, std::string_view free_word) const;
   GangPlan Plan() const;
-  // The nodes of the placed members, in placement order.
-  const std::vector<size_t>& placed_nodes() const { return placed_nodes_; }
 
  private:
-  void InitSlots();
-  void InitUsed();
+  void InitSlots(std::vector<Resources>& requests);
+  void InitDims(const std::vector<Resources>& requests);
+  void InitFree(bool empty_cluster);
   void InitNeeds();
   void OrderSlots();
   std::vector<size_t> PickMinimum();
@@ -133,20 +116,6 @@ class Greedy {
   bool TryPlace(Slot& slot);
   bool Fits(const Slot& slot, size_t node) const;
   std::optional<size_t> ChooseNode(const Slot& slot) const;
-  std::optional<size_t> ChooseIndexed(const Slot& slot) const;
-  // The order of nodes for the slot, lower is better (ChooseNode).
-  auto Rank(const Slot& slot, size_t n) const;
-  // Whether the gang holds or was given node n. A gang uses a handful of
-  // nodes: the list says it, and a per-node map is made only for the walk
-  // over every node (not on an indexed table).
-  bool Used(size_t n) const {
-    return used_.empty() ? std::ranges::find(used_list_, n) != used_list_.end() : used_[n] != 0;
-  }
-  void MarkUsed(size_t n) {
-    if (Used(n)) return;
-    if (!used_.empty()) used_[n] = 1;
-    used_list_.push_back(n);
-  }
   // The member's GPU set on the node; nothing when the layout is unknown or
   // the member asks no GPU. Memoised: nodes of one model share layouts.
   std::optional<GpuPick> PickGpus(const Slot& slot, size_t node) const;
@@ -164,21 +133,19 @@ class Greedy {
   }
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
-  const Slot* ShareShort() const;
-  std::map<size_t, int64_t> TakenOf(size_t d) const;
-  std::pair<int64_t, int64_t> LargestFree(size_t d, const std::vector<int>& classes) const;
 
   const Gang& gang_;
-  NodeTable& table_;
   const ClusterView& view_;
-  const size_t mark_;  // the table's, before this greedy
-  const size_t dims_;  // resources compared (NodeTable::dims())
-  const size_t cpu_;   // index of cpu in them
-  const size_t gpu_;   // index of nvidia.com/gpu in them
-  const bool empty_cluster_;
-  mutable std::vector<char> used_;  // per node: Used(), when made
-  std::vector<size_t> used_list_;   // the nodes holding a member of the gang
-  std::vector<size_t> placed_nodes_;
+  std::vector<std::string> dims_;           // resource names compared, sorted
+  size_t cpu_ = 0;                          // index of cpu in dims_
+  size_t gpu_ = 0;                          // index of nvidia.com/gpu in dims_
+  std::vector<std::vector<int64_t>> free_;  // [node][dim]
+  std::vector<std::vector<int64_t>> base_;  // free_ before this gang's pending members
+  std::vector<uint32_t> free_gpus_;         // [node]: NodeView::free_gpus, as members take them
+  std::vector<GpuUses> gpu_uses_;           // [node]: NodeView::gpu_uses, as members take shares
+  bool empty_cluster_ = false;
+  std::vector<char> used_;  // nodes holding a member of the gang
+  mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
   std::vector<Slot> slots_;             // largest first
   std::vector<size_t> smallest_first_;  // indices into slots_
   int32_t placed_before_ = 0;           // bound, finished or reserved
@@ -190,18 +157,17 @@ class Greedy {
   std::vector<size_t> short_;  // slots whose failure left a minimum unmet
 };
 
-Greedy::Greedy(const Gang& gang, NodeTable& table)
-    : gang_(gang),
-      table_(table),
-      view_(table.view()),
-      mark_(table.Mark()),
-      dims_(table.dims().size()),
-      cpu_(table.cpu()),
-      gpu_(table.gpu()),
-      empty_cluster_(table.empty_cluster()) {
-  InitSlots();
+Greedy::Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster)
+    : gang_(gang), view_(view) {
+  std::vector<Resources> requests;
+  InitSlots(requests);
+  InitDims(requests);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    for (const std::string& dim : dims_) slots_[i].request.push_back(requests[i].Get(dim));
+  }
   OrderSlots();
-  InitUsed();
+  InitFree(empty_cluster);
+  base_ = free_;
   InitNeeds();
 }
 
@@ -221,36 +187,64 @@ void Greedy::OrderSlots() {
   });
 }
 
-void Greedy::InitSlots() {
-  const bool tasks = TasksMatter(gang_.spec);
+void Greedy::InitSlots(std::vector<Resources>& requests) {
   for (const Member& m : gang_.members) {
     if (CountsPlaced(m)) {
       ++placed_before_;
-      if (tasks) ++placed_by_task_[m.Task()];
+      ++placed_by_task_[m.Task()];
     } else if (AwaitsPlacement(m)) {
-      const PodFacts::Facts& facts = table_.facts().Of(*m.pod);
-      slots_.push_back(Slot{.member = &m,
-                            .task = tasks ? m.Task() : "",
-                            .request = table_.Row(facts.slot),
-                            .admits = table_.AdmitsClass(*m.pod),
-                            .shares = facts.shares,
-                            .gpu_request_ok = facts.gpu_request_ok});
+      Slot slot{.member = &m, .task = m.Task()};
+      for (const NodeView& node : view_.nodes) slot.admits.push_back(NodeAdmits(node, *m.pod));
+      if (StatusOr<GpuDemand> gpu = GpuDemandOf(*m.pod); gpu.ok()) {
+        slot.shares = std::move(gpu->shares);
+      } else {
+        slot.gpu_request_ok = false;
+      }
+      slots_.push_back(std::move(slot));
+      requests.push_back(SlotRequest(*m.pod));
     }
   }
 }
 
-// The nodes the gang holds already; on a kAllocatable table, what its
-// members hold there comes off (the view's free already excludes them,
-// REQUIRES of PlanGang).
-void Greedy::InitUsed() {
+// cpu and GPUs are always present because node choice ranks by them.
+void Greedy::InitDims(const std::vector<Resources>& requests) {
+  std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
+  for (const Resources& r : requests) {
+    for (const auto& [name, amount] : r.entries()) {
+      if (amount > 0) names.push_back(name);
+    }
+  }
+  std::ranges::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  dims_ = std::move(names);
+  cpu_ = std::ranges::find(dims_, kCpu) - dims_.begin();
+  gpu_ = std::ranges::find(dims_, kNvidiaGpu) - dims_.begin();
+}
+
+void Greedy::InitFree(bool empty_cluster) {
+  free_.assign(view_.nodes.size(), std::vector<int64_t>(dims_.size()));
+  free_gpus_.assign(view_.nodes.size(), 0);
+  gpu_uses_.assign(view_.nodes.size(), GpuUses{});
+  used_.assign(view_.nodes.size(), 0);
+  empty_cluster_ = empty_cluster;
+  for (size_t n = 0; n < view_.nodes.size(); ++n) {
+    const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
+    for (size_t d = 0; d < dims_.size(); ++d) free_[n][d] = base.Get(dims_[d]);
+    // An empty cluster only asks whether counts ever fit: no GPU sets then,
+    // and every GPU idle for shares.
+    if (!empty_cluster) {
+      free_gpus_[n] = view_.nodes[n].free_gpus;
+      gpu_uses_[n] = view_.nodes[n].gpu_uses;
+    }
+  }
   for (const Member& m : gang_.members) {
     if (!HoldsNode(m)) continue;
     const std::optional<size_t> n = FindNode(view_, m.node);
     if (!n) continue;
-    MarkUsed(*n);
-    if (!empty_cluster_) continue;
-    table_.Change(*n, table_.Row(table_.facts().Of(*m.pod).slot), -1, table_.FreeGpus(*n),
-                  table_.Uses(*n));
+    used_[*n] = 1;
+    if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
+    const Resources held = SlotRequest(*m.pod);
+    for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= held.Get(dims_[d]);
   }
 }
 
@@ -335,41 +329,37 @@ bool Greedy::TryPlace(Slot& slot) {
     slot.failed = true;
     return false;
   }
-  uint32_t free_gpus = table_.FreeGpus(*n);
-  GpuUses uses = table_.Uses(*n);
+  for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
   if (!slot.shares.empty()) {
     slot.slices = PlaceSlotShares(slot, *n).value_or(std::vector<GpuSlice>());
     const GpuHolding held{.slices = slot.slices};
-    AccountHolding(uses, held, +1);
-    free_gpus &= ~held.Gpus();
+    AccountHolding(gpu_uses_[*n], held, +1);
+    free_gpus_[*n] &= ~held.Gpus();
   } else if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
     slot.gpus = pick->gpus;
     slot.link_shortfall =
         view_.nodes[*n].gpu_layout->BestLink(static_cast<int>(WholeGpus(slot))) - pick->link;
     slot.gpus_stranded = pick->damage;
-    free_gpus &= ~pick->gpus;
+    free_gpus_[*n] &= ~pick->gpus;
   }
-  table_.Change(*n, slot.request, -1, free_gpus, uses);
-  MarkUsed(*n);
-  placed_nodes_.push_back(*n);
+  used_[*n] = 1;
   slot.node = n;
   return true;
 }
 
 // Only positive requests are compared, as kube-scheduler does.
 bool Greedy::Fits(const Slot& slot, size_t node) const {
-  if (!slot.gpu_request_ok) return false;
-  const int64_t* free = table_.Free(node);
-  for (size_t d = 0; d < dims_; ++d) {
-    if (slot.request[d] > 0 && slot.request[d] > free[d]) return false;
+  if (!slot.admits[node] || !slot.gpu_request_ok) return false;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (slot.request[d] > 0 && slot.request[d] > free_[node][d]) return false;
   }
-  if (!table_.Admits(slot.admits, node)) return false;
   if (!slot.shares.empty()) return PlaceSlotShares(slot, node).has_value();
   // Whole GPUs go on GPUs nobody shares: where some are shared, count them.
   const int64_t whole = WholeGpus(slot);
-  if (whole > 0 && !empty_cluster_ && view_.nodes[node].gpu_cards != nullptr &&
-      std::ranges::any_of(table_.Uses(node), [](const GpuCardUse& u) { return u.sharers > 0; })) {
-    return std::popcount(table_.FreeGpus(node)) >= whole;
+  const NodeView& view = view_.nodes[node];
+  if (whole > 0 && !empty_cluster_ && view.gpu_cards != nullptr &&
+      std::ranges::any_of(gpu_uses_[node], [](const GpuCardUse& u) { return u.sharers > 0; })) {
+    return std::popcount(free_gpus_[node]) >= whole;
   }
   return true;
 }
@@ -385,12 +375,11 @@ std::optional<std::vector<GpuSlice>> Greedy::PlaceSlotShares(const Slot& slot, s
   // choice of one GPU), as bind opens GPUs.
   std::vector<int> idle_order;
   if (view.gpu_layout != nullptr && !empty_cluster_) {
-    if (const std::optional<GpuPick> one =
-            table_.Pick(*view.gpu_layout, table_.FreeGpus(node), 1)) {
+    if (const std::optional<GpuPick> one = view.gpu_layout->Pick(free_gpus_[node], 1)) {
       idle_order.push_back(std::countr_zero(one->gpus));
     }
   }
-  return PlaceShares(slot.shares, *view.gpu_cards, table_.Uses(node), usable, idle_order);
+  return PlaceShares(slot.shares, *view.gpu_cards, gpu_uses_[node], usable, idle_order);
 }
 
 int Greedy::GpuPreference(const Slot& slot, size_t node, const std::optional<GpuPick>& pick) const {
@@ -398,14 +387,19 @@ int Greedy::GpuPreference(const Slot& slot, size_t node, const std::optional<Gpu
   const std::optional<std::vector<GpuSlice>> slices = PlaceSlotShares(slot, node);
   if (!slices) return 0;
   return static_cast<int>(
-      std::lround(SharedFill(*slices, *view_.nodes[node].gpu_cards, table_.Uses(node)) * 1000));
+      std::lround(SharedFill(*slices, *view_.nodes[node].gpu_cards, gpu_uses_[node]) * 1000));
 }
 
 std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
   const GpuLayout* layout = view_.nodes[node].gpu_layout.get();
   const int64_t k = WholeGpus(slot);
   if (layout == nullptr || k <= 0) return std::nullopt;
-  return table_.Pick(*layout, table_.FreeGpus(node), static_cast<int>(k));
+  const auto key = std::tuple(layout, free_gpus_[node], k);
+  auto it = picks_.find(key);
+  if (it == picks_.end()) {
+    it = picks_.emplace(key, layout->Pick(free_gpus_[node], static_cast<int>(k))).first;
+  }
+  return it->second;
 }
 
 // The hint (a persisted plan) first; then the best GPU set (its weakest
@@ -414,50 +408,19 @@ std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
 // without a best-link partner); then best fit: fewest GPUs left, least cpu
 // left, so whole free nodes and NVLink islands stay whole for the next big
 // member.
-auto Greedy::Rank(const Slot& slot, size_t n) const {
-  const std::optional<GpuPick> picked = PickGpus(slot, n);
-  const GpuPick pick = picked.value_or(GpuPick{});
-  const int64_t* free = table_.Free(n);
-  return std::tuple(-GpuPreference(slot, n, picked), Used(n) ? 0 : 1, pick.damage,
-                    free[gpu_] - slot.request[gpu_], free[cpu_] - slot.request[cpu_],
-                    std::string_view(view_.nodes[n].name()));
-}
-
 std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
-  if (!slot.gpu_request_ok) return std::nullopt;  // fits nowhere
-  // Shares rank by how they fill the node's GPUs, which no index keeps.
-  if (table_.indexed() && slot.shares.empty()) return ChooseIndexed(slot);
-  if (used_.empty()) {
-    used_.assign(view_.nodes.size(), 0);
-    for (size_t n : used_list_) used_[n] = 1;
-  }
+  const auto rank = [&](size_t n) {
+    const std::optional<GpuPick> picked = PickGpus(slot, n);
+    const GpuPick pick = picked.value_or(GpuPick{});
+    return std::tuple(-GpuPreference(slot, n, picked), used_[n] ? 0 : 1, pick.damage,
+                      free_[n][gpu_] - slot.request[gpu_], free_[n][cpu_] - slot.request[cpu_],
+                      std::string_view(view_.nodes[n].name()));
+  };
   std::optional<size_t> best;
-  std::optional<decltype(Rank(slot, 0))> best_rank;
   for (size_t n = 0; n < view_.nodes.size(); ++n) {
     if (!Fits(slot, n)) continue;
     if (!slot.member->hint.empty() && view_.nodes[n].name() == slot.member->hint) return n;
-    auto rank = Rank(slot, n);
-    if (!best || rank < *best_rank) {
-      best = n;
-      best_rank = std::move(rank);
-    }
-  }
-  return best;
-}
-
-// ChooseNode through the table's index: the nodes the gang does not use come
-// in Rank's order from NodeTable::First (which ranks as Rank does for a
-// member of whole GPUs or none), and the few it uses are ranked here.
-std::optional<size_t> Greedy::ChooseIndexed(const Slot& slot) const {
-  if (!slot.member->hint.empty()) {
-    const std::optional<size_t> hint = FindNode(view_, slot.member->hint);
-    if (hint && Fits(slot, *hint)) return hint;
-  }
-  std::optional<size_t> best =
-      table_.First(static_cast<int>(WholeGpus(slot)), slot.request[gpu_], slot.request[cpu_],
-                   [&](size_t n) { return !Used(n) && Fits(slot, n); });
-  for (size_t n : used_list_) {
-    if (Fits(slot, n) && (!best || Rank(slot, n) < Rank(slot, *best))) best = n;
+    if (!best || rank(n) < rank(*best)) best = n;
   }
   return best;
 }
@@ -468,21 +431,15 @@ std::optional<size_t> Greedy::ChooseIndexed(const Slot& slot) const {
 size_t Greedy::Blocker(const Slot& slot) const {
   std::optional<size_t> hard;
   size_t soft = gpu_;
-  int64_t most = -1;
-  for (size_t d = 0; d < dims_; ++d) {
+  int most = -1;
+  for (size_t d = 0; d < dims_.size(); ++d) {
     if (slot.request[d] <= 0) continue;
     int64_t largest = std::numeric_limits<int64_t>::min();
-    int64_t short_on = 0;
-    if (table_.indexed()) {
-      largest = table_.Largest(slot.admits, d);
-      short_on = table_.CountBelow(slot.admits, d, slot.request[d]);
-    } else {
-      for (size_t n = 0; n < view_.nodes.size(); ++n) {
-        if (!table_.Admits(slot.admits, n)) continue;
-        const int64_t free = table_.Free(n)[d];
-        largest = std::max(largest, free);
-        if (slot.request[d] > free) ++short_on;
-      }
+    int short_on = 0;
+    for (size_t n = 0; n < free_.size(); ++n) {
+      if (!slot.admits[n]) continue;
+      largest = std::max(largest, free_[n][d]);
+      if (slot.request[d] > free_[n][d]) ++short_on;
     }
     if (slot.request[d] > largest && (!hard || d == gpu_)) hard = d;
     if (short_on > most || (short_on == most && d == gpu_)) {
@@ -493,82 +450,32 @@ size_t Greedy::Blocker(const Slot& slot) const {
   return hard.value_or(soft);
 }
 
-// What the gang's placed pending members took of resource d, per node: the
-// free capacity the greedy started from is the table's plus that.
-std::map<size_t, int64_t> Greedy::TakenOf(size_t d) const {
-  std::map<size_t, int64_t> taken;
-  for (const Slot& slot : slots_) {
-    if (slot.node) taken[*slot.node] += slot.request[d];
-  }
-  return taken;
-}
-
-// The most of resource d any node admitting one of `classes` has free (at
-// least 0), now and before this gang's pending members were placed.
-std::pair<int64_t, int64_t> Greedy::LargestFree(size_t d, const std::vector<int>& classes) const {
-  int64_t largest = 0;
-  int64_t largest_before = 0;
-  const std::map<size_t, int64_t> taken = TakenOf(d);
-  for (int c : classes) {
-    if (table_.indexed()) {
-      // The largest before the placements is the largest now or that of a
-      // node they took from.
-      largest = std::max(largest, table_.Largest(c, d));
-      largest_before = std::max(largest_before, largest);
-      for (const auto& [n, amount] : taken) {
-        if (table_.Admits(c, n))
-          largest_before = std::max(largest_before, table_.Free(n)[d] + amount);
-      }
-      continue;
-    }
-    for (size_t n = 0; n < view_.nodes.size(); ++n) {
-      if (!table_.Admits(c, n)) continue;
-      const int64_t free = table_.Free(n)[d];
-      const auto it = taken.find(n);
-      largest = std::max(largest, free);
-      largest_before = std::max(largest_before, it == taken.end() ? free : free + it->second);
-    }
-  }
-  return {largest, largest_before};
-}
-
-// The first member short of a minimum whose shares fit no GPU though its
-// counts fit a node, or nullptr.
-const Slot* Greedy::ShareShort() const {
-  for (size_t i : short_) {
-    const Slot& slot = slots_[i];
-    if (slot.shares.empty()) continue;
-    for (size_t n = 0; n < view_.nodes.size(); ++n) {
-      if (!table_.Admits(slot.admits, n)) continue;
-      const int64_t* free = table_.Free(n);
-      bool counts_fit = true;
-      for (size_t d = 0; d < dims_ && counts_fit; ++d) {
-        counts_fit = slot.request[d] <= 0 || slot.request[d] <= free[d];
-      }
-      if (counts_fit) return &slot;
-    }
-  }
-  return nullptr;
-}
-
 std::string Greedy::Shortfall(std::string_view free_word) const {
   const int32_t missing = needed_ - placeable();
   // Members whose shares of GPUs fit no GPU (the counts may well fit).
-  if (const Slot* slot = ShareShort()) {
-    return std::to_string(missing) + " need " + DescribeShareAsk(slot->shares.front()) +
-           ", which no GPU " + (free_word == "free" ? "has free" : "can give") + " to share";
+  for (size_t i : short_) {
+    const Slot& slot = slots_[i];
+    if (slot.shares.empty()) continue;
+    const bool counts_fit = std::ranges::any_of(view_.nodes, [&](const NodeView& node) {
+      const size_t n = static_cast<size_t>(&node - view_.nodes.data());
+      if (!slot.admits[n]) return false;
+      for (size_t d = 0; d < dims_.size(); ++d) {
+        if (slot.request[d] > 0 && slot.request[d] > free_[n][d]) return false;
+      }
+      return true;
+    });
+    if (counts_fit) {
+      return std::to_string(missing) + " need " + DescribeShareAsk(slot.shares.front()) +
+             ", which no GPU " + (free_word == "free" ? "has free" : "can give") + " to share";
+    }
   }
   std::map<size_t, int> votes;                     // blocking resource -> members it blocks
   std::vector<std::pair<size_t, size_t>> blocked;  // (slot, resource)
-  // Members alike (request and constraints) have the same blocker.
-  std::map<std::pair<int, std::vector<int64_t>>, size_t> blockers;
   for (size_t i : short_) {
-    const Slot& slot = slots_[i];
-    if (!table_.AdmitsAny(slot.admits)) continue;
-    auto [it, added] = blockers.try_emplace({slot.admits, slot.request}, 0);
-    if (added) it->second = Blocker(slot);
-    ++votes[it->second];
-    blocked.emplace_back(i, it->second);
+    if (std::ranges::none_of(slots_[i].admits, [](char a) { return a != 0; })) continue;
+    const size_t d = Blocker(slots_[i]);
+    ++votes[d];
+    blocked.emplace_back(i, d);
   }
   if (votes.empty()) {
     return std::to_string(missing) + " fit no node's selector, affinity or taints";
@@ -578,16 +485,18 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
     if (n > votes[top] || (n == votes[top] && d == gpu_)) top = d;
   }
   int64_t amount = 0;
-  std::vector<int> classes;  // of the members `top` blocks
+  int64_t largest = 0;
+  int64_t largest_before = 0;  // before the gang's placed members took their share
   for (const auto& [i, d] : blocked) {
     if (d != top) continue;
     amount = std::max(amount, slots_[i].request[d]);
-    if (std::ranges::find(classes, slots_[i].admits) == classes.end()) {
-      classes.push_back(slots_[i].admits);
+    for (size_t n = 0; n < free_.size(); ++n) {
+      if (!slots_[i].admits[n]) continue;
+      largest = std::max(largest, free_[n][d]);
+      largest_before = std::max(largest_before, base_[n][d]);
     }
   }
-  const auto [largest, largest_before] = LargestFree(top, classes);
-  const std::string& name = table_.dims()[top];
+  const std::string& name = dims_[top];
   std::string message = std::to_string(missing) + " need " + name + "=" +
                         FormatResourceQuantity(name, amount) + ", largest " +
                         std::string(free_word) + " is " + FormatResourceQuantity(name, largest);
@@ -637,48 +546,31 @@ GangPlan Greedy::Plan() const {
 
 }  // namespace
 
-std::variant<GangPlan, Wait> PlanGang(const Gang& gang, NodeTable& now,
-                                      std::unique_ptr<NodeTable>& empty, int max_extras) {
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {
   if (std::optional<Wait> wait = MissingMembers(gang)) return *std::move(wait);
-  Greedy greedy(gang, now);
-  if (greedy.PlaceMinimum()) {
-    greedy.PlaceExtras(max_extras);
-    return greedy.Plan();
+  Greedy now(gang, view, /*empty_cluster=*/false);
+  if (now.PlaceMinimum()) {
+    now.PlaceExtras(max_extras);
+    return now.Plan();
   }
   // Tell "wait for capacity" from "will never fit as specified": only the
   // former is worth preempting for.
-  if (empty == nullptr) {
-    empty = std::make_unique<NodeTable>(now.view(), now.dims(), NodeTable::Source::kAllocatable,
-                                        now.shared_facts());
-    if (now.indexed()) empty->BuildIndex();
-  }
-  Greedy on_empty(gang, *empty);
-  if (!on_empty.PlaceMinimum()) {
+  Greedy empty(gang, view, /*empty_cluster=*/true);
+  if (!empty.PlaceMinimum()) {
     return Wait{.key = gang.key,
                 .reason = kWaitNeverFits,
-                .message = on_empty.Message(" on an empty cluster", "allocatable"),
-                .placeable = greedy.placeable()};
+                .message = empty.Message(" on an empty cluster", "allocatable"),
+                .placeable = now.placeable()};
   }
   return Wait{.key = gang.key,
               .reason = kWaitResources,
-              .message = greedy.Message("", "free"),
-              .placeable = greedy.placeable()};
+              .message = now.Message("", "free"),
+              .placeable = now.placeable()};
 }
 
-std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {
-  auto facts = std::make_shared<PodFacts>();
-  NodeTable table(view, NodeTable::DimsOf(gang, *facts), NodeTable::Source::kFree, facts);
-  std::unique_ptr<NodeTable> empty;
-  return PlanGang(gang, table, empty, max_extras);
-}
-
-bool MinimumFits(const Gang& gang, NodeTable& table, std::vector<size_t>* nodes) {
-  if (nodes != nullptr) nodes->clear();
+bool MinimumFits(const Gang& gang, const ClusterView& view) {
   if (MissingMembers(gang)) return false;
-  Greedy greedy(gang, table);
-  const bool fits = greedy.PlaceMinimum();
-  if (nodes != nullptr) *nodes = greedy.placed_nodes();
-  return fits;
+  return Greedy(gang, view, /*empty_cluster=*/false).PlaceMinimum();
 }
 
 }  // namespace muster::gang

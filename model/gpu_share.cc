@@ -72,8 +72,7 @@ StatusOr<std::optional<GpuShareAsk>> VgpuAskOf(const Container& c, size_t i) {
 
 // The fraction annotation's ask; nullopt when the pod has none.
 StatusOr<std::optional<GpuShareAsk>> FractionAskOf(const Pod& pod) {
-  static const std::string key(kAnnotationGpuFraction);  // asked of every pod, every pass
-  auto it = pod.meta.annotations.find(key);
+  auto it = pod.meta.annotations.find(std::string(kAnnotationGpuFraction));
   if (it == pod.meta.annotations.end()) return std::optional<GpuShareAsk>();
   StatusOr<int32_t> milli = ParseGpuFraction(it->second);
   if (!milli.ok()) {

@@ -1,7 +1,5 @@
 #include "model/pod.h"
 
-#include <algorithm>
-
 #include "model/gpu_share.h"
 
 namespace muster {
@@ -15,14 +13,6 @@ Resources Pod::EffectiveRequest() const {
 }
 
 Resources Pod::ContainerRequest() const {
-  // Most pods: one container and nothing else, whose requests are the sum
-  // below (a request is never negative).
-  if (spec.containers.size() == 1 && spec.init_containers.empty() && spec.overhead.empty()) {
-    const Resources& requests = spec.containers.front().resources.requests;
-    if (std::ranges::all_of(requests.entries(), [](const auto& e) { return e.second >= 0; })) {
-      return requests;
-    }
-  }
   Resources app;
   for (const Container& c : spec.containers) app += c.resources.requests;
 
