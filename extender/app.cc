@@ -78,8 +78,6 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags, const kube::ClientConf
 
 // Feeds the cache from the watches. A pod recreated under the same name
 // arrives as an update with another uid: the old incarnation goes first.
-// Old and deleted objects are read for their identity only: the informers
-// keep no more (Watches).
 void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& cache) {
   nodes.AddHandlers({
       .on_add = [&cache](const Node& n) { cache.UpsertNode(n); },
@@ -242,24 +240,13 @@ int ServeUntilSignal(const MainLoop& loop) {
 
 // The watches that feed the cache. PodGroups and Queues: the CRDs of
 // manifests/crds must be installed, or these lists fail (logged, retried)
-// and the extender never gets ready. Nothing reads the informers' own
-// caches - the handlers feed ClusterCache, which keeps its compact records,
-// and read only the identity of old and deleted objects - so they keep
-// metadata only: a decoded copy of 50 000 pods was ~150 MB
-// (kube/client/informer_memory_main.cc).
-kube::InformerOptions WatchOptions() {
-  return kube::InformerOptions{.cache_mode = kube::CacheMode::kMetadataOnly};
-}
+// and the extender never gets ready.
 struct Watches {
   explicit Watches(kube::Client* client)
-      : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList,
-              WatchOptions()),
-        pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList,
-             WatchOptions()),
-        groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList,
-               WatchOptions()),
-        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList,
-               WatchOptions()) {}
+      : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList),
+        pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList),
+        groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
+        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList) {}
 
   void Feed(ClusterCache& cache) {
     Wire(nodes, pods, cache);
