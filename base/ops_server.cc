@@ -28,6 +28,11 @@ void AddOpsEndpoints(httplib::Server& http, OpsEndpoints endpoints) {
       res.set_content("ok\n", kText);
     }
   });
+  if (shared->debug_state) {
+    http.Get("/debug/state", [shared](const httplib::Request&, httplib::Response& res) {
+      res.set_content(shared->debug_state(), "application/json");
+    });
+  }
 }
 
 OpsServer::OpsServer(OpsEndpoints endpoints, const OpsServerOptions& options)

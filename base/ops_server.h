@@ -10,6 +10,7 @@
 //   GET /readyz  -> 200 "ok\n" once OpsEndpoints::ready() holds, else 503
 //                   "<not_ready_reason>\n"; with OpsEndpoints::role, "ok (<role>)\n"
 //                   (a standby replica is ready too: its caches are warm)
+//   GET /debug/state -> 200, OpsEndpoints::debug_state() as JSON, when set
 //
 // The port is a guarded server (guarded_server.h): request-head limits (431,
 // 414), a whole-request deadline (408), connection caps (503) and an idle
@@ -36,6 +37,9 @@ struct OpsEndpoints {
   // Leader election's role for /readyz's body ("leader", "standby"); null:
   // none is named.
   std::function<std::string()> role;
+  // GET /debug/state's JSON (the extender's view, read by `muster why`
+  // through the API server's pod proxy); null: no such endpoint.
+  std::function<std::string()> debug_state;
 };
 
 // Routes GET /metrics, /healthz and /readyz of `http` to `endpoints`, whose

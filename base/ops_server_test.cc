@@ -43,7 +43,7 @@ TEST(OpsServerTest, ServesMetricsHealthAndReadinessOverLoopback) {
       {"/healthz", false, 200, "ok\n"},
       {"/readyz", false, 503, "informers not synced\n"},
       {"/readyz", true, 200, "ok\n"},
-      // Only the ops endpoints: an extender verb or /debug/state is not here.
+      // Only the ops endpoints: no extender verb, no /debug/state unless given.
       {"/scheduler/filter", true, 404, ""},
       {"/debug/state", true, 404, ""},
   };
@@ -55,6 +55,19 @@ TEST(OpsServerTest, ServesMetricsHealthAndReadinessOverLoopback) {
       EXPECT_EQ(reply.body, c.body) << c.path;
     }
   }
+}
+
+// The extender's --metrics-port serves its /debug/state too, so `muster why`
+// reaches it through the API server's pod proxy while the verbs stay on
+// loopback.
+TEST(OpsServerTest, ServesDebugStateWhenGiven) {
+  OpsServer server({.metrics = [] { return std::string(); },
+                    .debug_state = [] { return std::string(R"({"gangs":[]})"); }});
+  std::string error;
+  ASSERT_TRUE(server.Start("127.0.0.1", 0, &error)) << error;
+  const Reply reply = Get(server.port(), "/debug/state");
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(reply.body, R"({"gangs":[]})");
 }
 
 // With leader election, /readyz names the role; a standby is ready too (its

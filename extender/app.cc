@@ -360,7 +360,8 @@ int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
   watches.Start();
   base::OpsServer ops({.metrics = [&metrics] { return metrics.Text(); },
                        .ready = synced,
-                       .role = kube::RoleOf(elected)});
+                       .role = kube::RoleOf(elected),
+                       .debug_state = [&server] { return server.DebugState(); }});
   if (!StartServing(flags, server, ops)) return 1;
   const int code = ServeUntilSignal({.signals = signals,
                                      .cache = cache,

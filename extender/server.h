@@ -181,6 +181,8 @@ class Server {
   // What the connection guard did (refusals, limits hit). Thread-safe after
   // Start().
   base::GuardStats guard_stats() const;
+  // GET /debug/state's JSON (see the top of this file). Thread-safe.
+  std::string DebugState();
 
  private:
   void Route();
@@ -191,7 +193,6 @@ class Server {
   // the API and add it (unless the watch did meanwhile). True when the pod
   // exists with the bind's uid, so the bind is worth planning again.
   bool LearnPodFromApi(const kube::ExtenderBindingArgs& args);
-  std::string DebugState();
 
   const ServerOptions options_;
   const ServerDeps deps_;

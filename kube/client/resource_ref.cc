@@ -1,5 +1,7 @@
 #include "kube/client/resource_ref.h"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace muster::kube {
@@ -82,7 +84,13 @@ std::string ResourceRef::Path() const {
   if (!namespace_.empty()) path += "/namespaces/" + PercentEncode(namespace_);
   path += "/" + PercentEncode(resource);
   if (!name.empty()) path += "/" + PercentEncode(name);
-  if (!subresource.empty()) path += "/" + PercentEncode(subresource);
+  // A subresource may have segments of its own ("proxy/debug/state"): each
+  // is encoded, the slashes between them kept.
+  for (size_t start = 0; !subresource.empty() && start <= subresource.size();) {
+    const size_t slash = std::min(subresource.find('/', start), subresource.size());
+    path += "/" + PercentEncode(std::string_view(subresource).substr(start, slash - start));
+    start = slash + 1;
+  }
   return path;
 }
 

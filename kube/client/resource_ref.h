@@ -22,7 +22,7 @@ struct ResourceRef {
   std::string resource;  // plural, lower-case: "pods", "podgroups"
   std::string namespace_;
   std::string name;
-  std::string subresource;  // "status", "binding", "eviction"; needs a name
+  std::string subresource;  // "status", "binding", "eviction", "proxy/metrics"; needs a name
 
   static ResourceRef Core(std::string resource, std::string ns = "", std::string name = "");
 

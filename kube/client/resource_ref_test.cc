@@ -31,6 +31,10 @@ TEST(ResourceRefTest, BuildsRestPaths) {
        "/apis/bus.volcano.sh/v1alpha1/namespaces/ml/commands/j-abortjob-x"},
       {"names are escaped", ResourceRef::Core("roles", "", "system:kube scheduler/x"),
        "/api/v1/roles/system%3Akube%20scheduler%2Fx"},
+      {"a pod's proxy: the subresource's slashes kept, each segment escaped",
+       ResourceRef::Core("pods", "muster-system", "volcano-0:8080")
+           .WithSubresource("proxy/debug/state"),
+       "/api/v1/namespaces/muster-system/pods/volcano-0%3A8080/proxy/debug/state"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
