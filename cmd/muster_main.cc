@@ -1,20 +1,36 @@
-// The muster binary: one executable, one subcommand per process role.
-// Subcommands arrive with their issues (extender, reconciler, ...); each is a
-// small function that parses its own flags and returns the process exit code.
+// The muster binary: one executable, one subcommand per process role
+// (extender, reconciler) and the user's command line (job, queue, why:
+// cmd/cli/cli.h). Each subcommand is a function that parses its own flags and
+// returns the process exit code. Run through a link named kubectl-muster
+// (kubectl's plugin convention), `kubectl muster job list` runs
+// `kubectl-muster job list`: the same arguments, so nothing here tells them apart.
 #include <cstdio>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cmd/cli/cli.h"
 #include "cmd/version.h"
 #include "extender/app.h"
+#include "model/clock.h"
 #include "reconciler/app.h"
 
 namespace {
 
 using Subcommand = std::function<int(const std::vector<std::string>& args)>;
+
+// The command line's nouns print to the terminal and read the real clock.
+Subcommand UserCommand(int (*run)(const std::vector<std::string>&, muster::cli::Io&)) {
+  return [run](const std::vector<std::string>& args) {
+    muster::cli::Io io{std::cout, std::cerr, muster::RealClock()};
+    const int code = run(args, io);
+    std::cout.flush();
+    return code;
+  };
+}
 
 int RunVersion(const std::vector<std::string>& /*args*/) {
   std::printf("muster %s\n", MUSTER_VERSION);
@@ -29,13 +45,24 @@ const std::map<std::string, std::pair<Subcommand, std::string_view>>& Subcommand
       {"reconciler",
        {muster::reconciler::RunReconciler,
         "run Volcano Jobs: PodGroup, pods, plugins, lifecycle (see muster reconciler --help)"}},
+      {"job",
+       {UserCommand(muster::cli::RunJob),
+        "Volcano Jobs: list, view, suspend, resume, delete, run (see muster job --help)"}},
+      {"queue",
+       {UserCommand(muster::cli::RunQueue),
+        "queues: list, get, create, delete, open, close (see muster queue --help)"}},
+      {"why",
+       {UserCommand(muster::cli::RunWhy),
+        "why a pod, Job or PodGroup waits, and what would make it run (see muster why --help)"}},
       {"version", {RunVersion, "print the version and exit"}},
   };
   return *table;
 }
 
 int Usage(std::FILE* out) {
-  std::fprintf(out, "usage: muster <subcommand> [flags]\n\nsubcommands:\n");
+  std::fprintf(out,
+               "usage: muster <subcommand> [flags]   (or kubectl muster <subcommand> [flags])\n\n"
+               "subcommands:\n");
   for (const auto& [name, entry] : Subcommands()) {
     std::fprintf(out, "  %-12s %s\n", name.c_str(), std::string(entry.second).c_str());
   }
