@@ -3,7 +3,6 @@
 // reads its flags, plans with the pure job_view.h, does its API calls, then
 // prints. The job is named by a positional argument (`muster job view
 // train`) or by vcctl's -N/--name.
-#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -12,6 +11,7 @@
 #include "cmd/cli/cli.h"
 #include "cmd/cli/job_view.h"
 #include "cmd/cli/output.h"
+#include "cmd/cli/verbs.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 
@@ -21,63 +21,12 @@ namespace {
 // vcctl job run's default requests and limits.
 constexpr char kVcctlResources[] = "cpu=1000m,memory=100Mi";
 
-Status Invalid(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
-struct Verb {
-  std::string name;
-  std::string usage;  // the usage line and what the verb does
-  std::vector<FlagSpec> flags;
-  std::function<int(const Verb&, const Args&, Io&)> run;
-};
-
-std::vector<FlagSpec> WithConnection(std::vector<FlagSpec> own) {
-  for (FlagSpec& f : ConnectionFlags()) own.push_back(std::move(f));
-  return own;
-}
-
-FlagSpec NameFlag() {
-  return {.name = "name", .short_name = 'N', .value_name = "NAME",
-          .help = "the job (vcctl's flag; or give NAME as an argument)"};
-}
-FlagSpec OutputFlag(std::string_view formats) {
-  return {.name = "output", .short_name = 'o', .value_name = "FORMAT",
-          .help = "output format: " + std::string(formats)};
-}
-
-// A wrong argument: the message, the verb's usage line, exit 2.
-int UsageError(Io& io, std::string_view command, const Status& error, const Verb& verb) {
-  io.err << "muster " << command << ": " << error.message() << "\n"
-         << verb.usage.substr(0, verb.usage.find('\n')) << "\n"
-         << "(muster " << command << " --help for the flags)\n";
-  return kExitUsage;
-}
-
-// The one job named, positionally or by -N; InvalidArgument when none, two,
-// or both forms disagree.
-StatusOr<std::string> JobName(const Args& args) {
-  std::vector<std::string> names = args.positional;
-  if (args.Has("name")) names.push_back(args.Get("name"));
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  if (names.empty() || names.front().empty()) return Invalid("a job NAME is required");
-  if (names.size() > 1) return Invalid("one job NAME, not " + std::to_string(names.size()));
-  return names.front();
-}
+// The one job named, positionally or by -N.
+StatusOr<std::string> JobName(const Args& args) { return OneName(args, "job"); }
 
 // NotFound worded for the user ("job ml/x not found"); other errors as they are.
 Status Named(const Status& error, std::string_view ns, std::string_view name) {
-  if (error.code() != StatusCode::kNotFound) return error;
-  return Status(StatusCode::kNotFound, "job " + ObjectKey(ns, name) + " not found");
-}
-
-// Session::Open's InvalidArgument names a flag (--request-timeout): exit 2.
-int Finish(Io& io, std::string_view command, const Status& error, const Verb& verb) {
-  if (error.code() == StatusCode::kInvalidArgument && error.message().rfind("flag ", 0) == 0) {
-    return UsageError(io, command, error, verb);
-  }
-  return Fail(io, command, error);
+  return NotFoundAs(error, "job", ObjectKey(ns, name));
 }
 
 // --- list -------------------------------------------------------------------
@@ -118,13 +67,10 @@ StatusOr<ListedJobs> ListJobs(Session& session, const std::string& ns, std::stri
 
 int RunList(const Verb& verb, const Args& args, Io& io) {
   const std::string command = "job list";
-  StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
+  StatusOr<OutputFormat> format = ListFormat(args, "job view NAME");
   if (!format.ok()) return UsageError(io, command, format.status(), verb);
-  if (!args.positional.empty()) {
-    return UsageError(io, command, Invalid("takes no NAME (use job view NAME)"), verb);
-  }
   StatusOr<Session> session = Session::Open(args);
-  if (!session.ok()) return Finish(io, command, session.status(), verb);
+  if (!session.ok()) return SessionError(io, command, session.status(), verb);
   const bool all = args.Bool("all-namespaces");
   StatusOr<ListedJobs> listed = ListJobs(*session, all ? "" : session->ns(), args.Get("queue"));
   if (!listed.ok()) return Fail(io, command, listed.status());
@@ -132,10 +78,7 @@ int RunList(const Verb& verb, const Args& args, Io& io) {
     io.err << "muster job list: " << problem << "\n";
   }
   if (*format == OutputFormat::kJson || *format == OutputFormat::kYaml) {
-    StatusOr<std::string> text = FormatObjects(listed->raw, /*as_list=*/true, *format);
-    if (!text.ok()) return Fail(io, command, text.status());
-    io.out << *text;
-    return kExitOk;
+    return PrintObjects(io, command, listed->raw, /*as_list=*/true, *format);
   }
   if (listed->jobs.empty()) {
     io.err << (all ? std::string("No resources found\n")
@@ -166,23 +109,17 @@ std::vector<Event> JobEvents(Session& session, const std::string& name, Io& io) 
 
 int RunView(const Verb& verb, const Args& args, Io& io) {
   const std::string command = "job view";
-  StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
-  if (format.ok() && *format == OutputFormat::kWide) {
-    format = Invalid("flag -o: view prints json or yaml, not wide");
-  }
+  StatusOr<OutputFormat> format = ObjectFormat(args, "view");
   if (!format.ok()) return UsageError(io, command, format.status(), verb);
   StatusOr<std::string> name = JobName(args);
   if (!name.ok()) return UsageError(io, command, name.status(), verb);
   StatusOr<Session> session = Session::Open(args);
-  if (!session.ok()) return Finish(io, command, session.status(), verb);
+  if (!session.ok()) return SessionError(io, command, session.status(), verb);
   const auto ref = kube::VolcanoJobsRef().WithNamespace(session->ns()).WithName(*name);
   StatusOr<std::string> raw = session->client().Get(ref);
   if (!raw.ok()) return Fail(io, command, Named(raw.status(), session->ns(), *name));
   if (*format != OutputFormat::kTable) {
-    StatusOr<std::string> text = FormatObjects({*raw}, /*as_list=*/false, *format);
-    if (!text.ok()) return Fail(io, command, text.status());
-    io.out << *text;
-    return kExitOk;
+    return PrintObjects(io, command, {*raw}, /*as_list=*/false, *format);
   }
   StatusOr<Job> job = kube::DecodeJob(*raw);
   if (!job.ok()) return Fail(io, command, job.status());
@@ -201,7 +138,7 @@ int RunCommand(const Verb& verb, const Args& args, Io& io, std::string_view acti
   StatusOr<std::string> name = JobName(args);
   if (!name.ok()) return UsageError(io, command, name.status(), verb);
   StatusOr<Session> session = Session::Open(args);
-  if (!session.ok()) return Finish(io, command, session.status(), verb);
+  if (!session.ok()) return SessionError(io, command, session.status(), verb);
   const std::string& ns = session->ns();
   StatusOr<std::string> raw =
       session->client().Get(kube::VolcanoJobsRef().WithNamespace(ns).WithName(*name));
@@ -224,7 +161,7 @@ int RunDelete(const Verb& verb, const Args& args, Io& io) {
   StatusOr<std::string> name = JobName(args);
   if (!name.ok()) return UsageError(io, command, name.status(), verb);
   StatusOr<Session> session = Session::Open(args);
-  if (!session.ok()) return Finish(io, command, session.status(), verb);
+  if (!session.ok()) return SessionError(io, command, session.status(), verb);
   const std::string& ns = session->ns();
   StatusOr<std::string> deleted =
       session->client().Delete(kube::VolcanoJobsRef().WithNamespace(ns).WithName(*name));
@@ -282,8 +219,8 @@ StatusOr<Manifest> PlanRunBody(const Args& args, const std::string& ns) {
     MUSTER_ASSIGN_OR_RETURN(RunSpec spec, PlanRun(args, ns));
     return Manifest{.json = RunJobBody(spec), .ns = spec.ns, .name = spec.name};
   }
-  for (const char* flag : {"name", "image", "min", "replicas", "requests", "limits", "scheduler",
-                           "queue"}) {
+  for (const char* flag :
+       {"name", "image", "min", "replicas", "requests", "limits", "scheduler", "queue"}) {
     if (args.Has(flag)) {
       return Invalid("flag --" + std::string(flag) +
                      ": not with --filename (the manifest says it)");
@@ -306,7 +243,7 @@ int RunRun(const Verb& verb, const Args& args, Io& io) {
     return UsageError(io, command, checked.status(), verb);
   }
   StatusOr<Session> session = Session::Open(args);
-  if (!session.ok()) return Finish(io, command, session.status(), verb);
+  if (!session.ok()) return SessionError(io, command, session.status(), verb);
   StatusOr<Manifest> plan = PlanRunBody(args, session->ns());
   if (!plan.ok()) return UsageError(io, command, plan.status(), verb);
   StatusOr<std::string> created =
@@ -318,93 +255,101 @@ int RunRun(const Verb& verb, const Args& args, Io& io) {
 
 // --- the noun -----------------------------------------------------------------
 
+FlagSpec JobNameFlag() { return NameFlag("job", "(vcctl's flag; or give NAME as an argument)"); }
+
 std::function<int(const Verb&, const Args&, Io&)> Commanding(std::string_view action) {
   return [action](const Verb& v, const Args& a, Io& io) { return RunCommand(v, a, io, action); };
 }
 
+// `job run`'s own flags (vcctl's).
+std::vector<FlagSpec> RunFlags() {
+  return {JobNameFlag(),
+          {.name = "image",
+           .short_name = 'i',
+           .value_name = "IMAGE",
+           .help = "the container image",
+           .default_value = "busybox"},
+          {.name = "min",
+           .short_name = 'm',
+           .value_name = "N",
+           .help = "minAvailable",
+           .default_value = "1"},
+          {.name = "replicas",
+           .short_name = 'r',
+           .value_name = "N",
+           .help = "the task's replicas",
+           .default_value = "1"},
+          {.name = "requests",
+           .short_name = 'R',
+           .value_name = "LIST",
+           .help = "the container's requests",
+           .default_value = kVcctlResources},
+          {.name = "limits",
+           .short_name = 'L',
+           .value_name = "LIST",
+           .help = "the container's limits",
+           .default_value = kVcctlResources},
+          {.name = "scheduler",
+           .short_name = 'S',
+           .value_name = "NAME",
+           .help = "schedulerName",
+           .default_value = "volcano"},
+          {.name = "queue",
+           .short_name = 'q',
+           .value_name = "QUEUE",
+           .help = "the queue",
+           .default_value = "default"},
+          {.name = "filename",
+           .short_name = 'f',
+           .value_name = "FILE",
+           .help = "a Job manifest, YAML or JSON (- for stdin)"}};
+}
+
 std::vector<Verb> Verbs() {
   std::vector<Verb> verbs;
-  verbs.push_back(
-      {"list",
-       "usage: muster job list [-n NS | -A] [-q QUEUE] [-o wide|json|yaml]\n"
-       "Lists Volcano Jobs with vcctl's columns (-o wide adds QUEUE and AGE).",
-       WithConnection({{.name = "all-namespaces", .short_name = 'A', .takes_value = false,
-                        .help = "every namespace (adds a NAMESPACE column)"},
-                       {.name = "queue", .short_name = 'q', .value_name = "QUEUE",
-                        .help = "only the jobs of this queue"},
-                       OutputFlag("wide, json or yaml")}),
-       RunList});
+  verbs.push_back({"list",
+                   "usage: muster job list [-n NS | -A] [-q QUEUE] [-o wide|json|yaml]\n"
+                   "Lists Volcano Jobs with vcctl's columns (-o wide adds QUEUE and AGE).",
+                   WithConnection({{.name = "all-namespaces",
+                                    .short_name = 'A',
+                                    .takes_value = false,
+                                    .help = "every namespace (adds a NAMESPACE column)"},
+                                   {.name = "queue",
+                                    .short_name = 'q',
+                                    .value_name = "QUEUE",
+                                    .help = "only the jobs of this queue"},
+                                   OutputFlag("wide, json or yaml")}),
+                   RunList});
   verbs.push_back({"view",
                    "usage: muster job view NAME [-n NS] [-o json|yaml]\n"
                    "Shows a Job: queue, phase, tasks, counters, conditions and its Events.",
-                   WithConnection({NameFlag(), OutputFlag("json or yaml (the object)")}), RunView});
+                   WithConnection({JobNameFlag(), OutputFlag("json or yaml (the object)")}),
+                   RunView});
   verbs.push_back({"suspend",
                    "usage: muster job suspend NAME [-n NS]\n"
                    "Suspends a Job (Command AbortJob): its pods go, it stays, resumable.",
-                   WithConnection({NameFlag()}), Commanding(kAbortJob)});
+                   WithConnection({JobNameFlag()}), Commanding(kAbortJob)});
   verbs.push_back({"resume",
                    "usage: muster job resume NAME [-n NS]\n"
                    "Resumes a suspended Job (Command ResumeJob).",
-                   WithConnection({NameFlag()}), Commanding(kResumeJob)});
+                   WithConnection({JobNameFlag()}), Commanding(kResumeJob)});
   verbs.push_back({"delete", "usage: muster job delete NAME [-n NS]\nDeletes a Job.",
-                   WithConnection({NameFlag()}), RunDelete});
+                   WithConnection({JobNameFlag()}), RunDelete});
   verbs.push_back(
       {"run",
        "usage: muster job run NAME [-i IMAGE] [-r N] [-m N] [-R LIST] [-L LIST] [-q QUEUE] | "
        "muster job run -f FILE\n"
        "Creates a one-task Job as vcctl's job run does, or the Job of a YAML/JSON manifest.",
-       WithConnection({NameFlag(),
-                       {.name = "image", .short_name = 'i', .value_name = "IMAGE",
-                        .help = "the container image", .default_value = "busybox"},
-                       {.name = "min", .short_name = 'm', .value_name = "N",
-                        .help = "minAvailable", .default_value = "1"},
-                       {.name = "replicas", .short_name = 'r', .value_name = "N",
-                        .help = "the task's replicas", .default_value = "1"},
-                       {.name = "requests", .short_name = 'R', .value_name = "LIST",
-                        .help = "the container's requests", .default_value = kVcctlResources},
-                       {.name = "limits", .short_name = 'L', .value_name = "LIST",
-                        .help = "the container's limits", .default_value = kVcctlResources},
-                       {.name = "scheduler", .short_name = 'S', .value_name = "NAME",
-                        .help = "schedulerName", .default_value = "volcano"},
-                       {.name = "queue", .short_name = 'q', .value_name = "QUEUE",
-                        .help = "the queue", .default_value = "default"},
-                       {.name = "filename", .short_name = 'f', .value_name = "FILE",
-                        .help = "a Job manifest, YAML or JSON (- for stdin)"}}),
-       RunRun});
+       WithConnection(RunFlags()), RunRun});
   return verbs;
-}
-
-std::string NounHelp(const std::vector<Verb>& verbs) {
-  std::string out =
-      "usage: muster job <verb> [flags]   (vcctl's job verbs; -n is the namespace)\n\nverbs:\n";
-  for (const Verb& v : verbs) {
-    const std::string what = v.usage.substr(v.usage.find('\n') + 1);
-    out += "  " + v.name + std::string(10 - v.name.size(), ' ') + what + "\n";
-  }
-  return out + "\nmuster job <verb> --help shows a verb's flags.\n";
 }
 
 }  // namespace
 
 int RunJob(const std::vector<std::string>& args, Io& io) {
-  const std::vector<Verb> verbs = Verbs();
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    (args.empty() ? io.err : io.out) << NounHelp(verbs);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const auto verb = std::find_if(verbs.begin(), verbs.end(),
-                                 [&](const Verb& v) { return v.name == args[0]; });
-  if (verb == verbs.end()) {
-    io.err << "muster job: unknown verb \"" << args[0] << "\"\n" << NounHelp(verbs);
-    return kExitUsage;
-  }
-  StatusOr<Args> parsed = ParseArgs({args.begin() + 1, args.end()}, verb->flags);
-  if (!parsed.ok()) return UsageError(io, "job " + verb->name, parsed.status(), *verb);
-  if (parsed->help) {
-    io.out << verb->usage << "\n\n" << FlagsHelp(verb->flags);
-    return kExitOk;
-  }
-  return verb->run(*verb, *parsed, io);
+  return RunNoun(
+      {.name = "job", .summary = "(vcctl's job verbs; -n is the namespace)", .verbs = Verbs()},
+      args, io);
 }
 
 }  // namespace muster::cli

@@ -41,9 +41,7 @@ int32_t MinAvailable(const Job& job) {
   return job.status.min_available > 0 ? job.status.min_available : job.spec.min_available;
 }
 
-std::string QueueOf(const Job& job) {
-  return job.spec.queue.empty() ? "default" : job.spec.queue;
-}
+std::string QueueOf(const Job& job) { return job.spec.queue.empty() ? "default" : job.spec.queue; }
 
 std::string PhaseOf(const Job& job) {
   return job.status.state.phase.empty() ? "Pending" : job.status.state.phase;
@@ -57,15 +55,7 @@ std::string Images(const Pod& pod) {
 
 // "label:  value" lines with the values aligned, as kubectl describe.
 void Field(std::ostringstream& out, std::string_view label, std::string_view value) {
-  constexpr size_t kWidth = 15;
-  out << label << ":" << std::string(kWidth - std::min(kWidth - 1, label.size()), ' ') << value
-      << "\n";
-}
-
-// A table nested under a section heading, indented two spaces.
-void Indented(std::ostringstream& out, const Table& table) {
-  std::istringstream lines(table.Render());
-  for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+  DescribeField(out, label, value, /*width=*/15);
 }
 
 void TasksSection(std::ostringstream& out, const Job& job) {
@@ -79,7 +69,7 @@ void TasksSection(std::ostringstream& out, const Job& job) {
   if (tasks.empty()) {
     out << "  <none>\n";
   } else {
-    Indented(out, tasks);
+    WriteIndented(out, tasks);
   }
 }
 
@@ -93,7 +83,7 @@ void ConditionsSection(std::ostringstream& out, const Job& job, Time now) {
   for (const JobCondition& c : job.status.conditions) {
     conditions.AddRow({c.status, Age(c.last_transition_time, now)});
   }
-  Indented(out, conditions);
+  WriteIndented(out, conditions);
 }
 
 Time EventTime(const Event& e) {
@@ -117,7 +107,7 @@ void EventsSection(std::ostringstream& out, std::vector<Event> events, Time now)
     std::string from = e.source_component.empty() ? e.reporting_component : e.source_component;
     table.AddRow({e.type, e.reason, Age(EventTime(e), now), from, e.message});
   }
-  Indented(out, table);
+  WriteIndented(out, table);
 }
 
 void WriteOwner(kube::JsonWriter& w, const OwnerReference& ref) {
@@ -201,21 +191,26 @@ std::string ResourceListText(const Resources& resources) {
 }
 
 Table JobTable(const std::vector<Job>& jobs, const JobListLayout& layout, Time now) {
-  std::vector<std::string> headers = {"NAME",    "CREATION",  "PHASE",  "JOBTYPE",
-                                      "REPLICAS", "MIN",      "PENDING", "RUNNING",
-                                      "SUCCEEDED", "FAILED",  "UNKNOWN", "RETRYCOUNT"};
+  std::vector<std::string> headers = {"NAME",      "CREATION", "PHASE",   "JOBTYPE",
+                                      "REPLICAS",  "MIN",      "PENDING", "RUNNING",
+                                      "SUCCEEDED", "FAILED",   "UNKNOWN", "RETRYCOUNT"};
   if (layout.all_namespaces) headers.insert(headers.begin(), "NAMESPACE");
   if (layout.wide) headers.insert(headers.end(), {"QUEUE", "AGE"});
   Table table(std::move(headers));
   for (const Job& job : jobs) {
     const JobStatus& s = job.status;
-    std::vector<std::string> row = {
-        job.meta.name,          CreationDate(job.meta.creation_timestamp),
-        PhaseOf(job),           JobType(job),
-        std::to_string(Replicas(job)), std::to_string(MinAvailable(job)),
-        std::to_string(s.pending),     std::to_string(s.running),
-        std::to_string(s.succeeded),   std::to_string(s.failed),
-        std::to_string(s.unknown),     std::to_string(s.retry_count)};
+    std::vector<std::string> row = {job.meta.name,
+                                    CreationDate(job.meta.creation_timestamp),
+                                    PhaseOf(job),
+                                    JobType(job),
+                                    std::to_string(Replicas(job)),
+                                    std::to_string(MinAvailable(job)),
+                                    std::to_string(s.pending),
+                                    std::to_string(s.running),
+                                    std::to_string(s.succeeded),
+                                    std::to_string(s.failed),
+                                    std::to_string(s.unknown),
+                                    std::to_string(s.retry_count)};
     if (layout.all_namespaces) row.insert(row.begin(), job.meta.namespace_);
     if (layout.wide) row.insert(row.end(), {QueueOf(job), Age(job.meta.creation_timestamp, now)});
     table.AddRow(std::move(row));
@@ -233,8 +228,7 @@ std::string JobViewText(const Job& job, const std::vector<Event>& events, Time n
   std::ostringstream out;
   Field(out, "Name", job.meta.name);
   Field(out, "Namespace", job.meta.namespace_);
-  Field(out, "Created", FormatRfc3339(job.meta.creation_timestamp) + " (" +
-                            Age(job.meta.creation_timestamp, now) + " ago)");
+  Field(out, "Created", CreatedText(job.meta.creation_timestamp, now));
   Field(out, "Queue", QueueOf(job));
   Field(out, "Job type", JobType(job));
   Field(out, "Phase", PhaseOf(job));
@@ -248,20 +242,25 @@ std::string JobViewText(const Job& job, const std::vector<Event>& events, Time n
       << "  Succeeded: " << s.succeeded << "  Failed: " << s.failed
       << "  Terminating: " << s.terminating << "  Unknown: " << s.unknown << "\n";
   Field(out, "Version", std::to_string(s.version));
-  Field(out, "RetryCount", std::to_string(s.retry_count) + " (maxRetry " +
-                               std::to_string(job.spec.max_retry) + ")");
+  Field(out, "RetryCount",
+        std::to_string(s.retry_count) + " (maxRetry " + std::to_string(job.spec.max_retry) + ")");
   ConditionsSection(out, job, now);
   EventsSection(out, events, now);
   return out.str();
 }
 
-OwnerReference JobTarget(const Job& job) {
-  return OwnerReference{.api_version = std::string(kBatchApiVersion),
-                        .kind = "Job",
-                        .name = job.meta.name,
-                        .uid = job.meta.uid,
+OwnerReference CommandTarget(std::string_view api_version, std::string_view kind,
+                             const ObjectMeta& meta) {
+  return OwnerReference{.api_version = std::string(api_version),
+                        .kind = std::string(kind),
+                        .name = meta.name,
+                        .uid = meta.uid,
                         .controller = true,
                         .block_owner_deletion = true};
+}
+
+OwnerReference JobTarget(const Job& job) {
+  return CommandTarget(kBatchApiVersion, "Job", job.meta);
 }
 
 std::string CommandBody(std::string_view ns, const OwnerReference& target,
@@ -270,11 +269,7 @@ std::string CommandBody(std::string_view ns, const OwnerReference& target,
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   kube::JsonWriter w;
-  w.StartObject();
-  w.StringField("apiVersion", "bus.volcano.sh/v1alpha1");
-  w.StringField("kind", "Command");
-  w.Key("metadata");
-  w.StartObject();
+  StartBody(w, "bus.volcano.sh/v1alpha1", "Command");
   w.StringField("generateName", target.name + "-" + lower + "-");
   w.StringField("namespace", ns);
   w.Key("ownerReferences");
@@ -312,13 +307,17 @@ StatusOr<std::map<std::string, std::string>> ParseResourceList(std::string_view 
   return list;
 }
 
-std::string RunJobBody(const RunSpec& spec) {
-  kube::JsonWriter w;
+void StartBody(kube::JsonWriter& w, std::string_view api_version, std::string_view kind) {
   w.StartObject();
-  w.StringField("apiVersion", kBatchApiVersion);
-  w.StringField("kind", "Job");
+  w.StringField("apiVersion", api_version);
+  w.StringField("kind", kind);
   w.Key("metadata");
   w.StartObject();
+}
+
+std::string RunJobBody(const RunSpec& spec) {
+  kube::JsonWriter w;
+  StartBody(w, kBatchApiVersion, "Job");
   w.StringField("name", spec.name);
   w.StringField("namespace", spec.ns);
   w.EndObject();
@@ -358,14 +357,14 @@ StatusOr<Manifest> JobManifest(std::string_view text, std::string_view ns, bool 
   if (out.name.empty()) return Invalid("metadata.name: a Job needs a name");
   out.ns = StringMember(meta, "namespace");
   if (!out.ns.empty() && ns_given && out.ns != ns) {
-    return Invalid("the manifest's namespace \"" + out.ns + "\" is not -n's \"" +
-                   std::string(ns) + "\"");
+    return Invalid("the manifest's namespace \"" + out.ns + "\" is not -n's \"" + std::string(ns) +
+                   "\"");
   }
   if (out.ns.empty()) {
     out.ns = std::string(ns);
     meta.RemoveMember("namespace");
     meta.AddMember("namespace", rapidjson::Value(out.ns.c_str(), doc.GetAllocator()),
-                          doc.GetAllocator());
+                   doc.GetAllocator());
   }
   out.json = kube::ToCompactJson(doc);
   return out;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cmd/cli/output.h"
+#include "kube/codec/json.h"
 #include "model/api_objects.h"
 #include "model/job.h"
 #include "model/object_meta.h"
@@ -57,10 +58,17 @@ std::string JobViewText(const Job& job, const std::vector<Event>& events, Time n
 // The Command vcctl writes for `action` on `target` (namespaced like the
 // Command, `ns`): generateName "<target name>-<action lowercased>-", the
 // target as controller owner and as `target`. REQUIRES: target.uid set.
-std::string CommandBody(std::string_view ns, const OwnerReference& target,
-                        std::string_view action);
+std::string CommandBody(std::string_view ns, const OwnerReference& target, std::string_view action);
+// A Command's `target`: the object `meta` of `api_version`/`kind`, as the
+// controller owner (controller and blockOwnerDeletion set).
+OwnerReference CommandTarget(std::string_view api_version, std::string_view kind,
+                             const ObjectMeta& meta);
 // `target` for a Job.
 OwnerReference JobTarget(const Job& job);
+
+// Opens a request body's object: {"apiVersion": api_version, "kind": kind,
+// "metadata": { - the metadata object left open for the caller's fields.
+void StartBody(kube::JsonWriter& w, std::string_view api_version, std::string_view kind);
 
 // `job run`'s flags, validated.
 struct RunSpec {

@@ -3,28 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "cmd/cli/cli.h"
+#include "cmd/cli/testing/builders.h"
 
 namespace muster::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Time kNow = Time::FromUnixSeconds(1'764'000'000);  // 2025-11-24T16:00:00Z
-
-// Compares `got` with testdata/`file`; MUSTER_UPDATE_GOLDENS=1 rewrites it.
-void ExpectGolden(const std::string& file, const std::string& got) {
-  const std::string path = std::string(MUSTER_TESTDATA_DIR) + "/" + file;
-  if (std::getenv("MUSTER_UPDATE_GOLDENS") != nullptr) std::ofstream(path) << got;
-  std::ifstream in(path);
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << "golden " << path << " (MUSTER_UPDATE_GOLDENS=1 rewrites it)";
-}
+using ::muster::cli::test::ExpectGolden;
+using ::muster::cli::test::kNow;
 
 class JobBuilder {
  public:
@@ -48,8 +38,8 @@ class JobBuilder {
     return *this;
   }
   JobBuilder& Phase(std::string phase, std::string reason = "", std::string message = "") {
-    job_.status.state = {.phase = std::move(phase), .reason = std::move(reason),
-                         .message = std::move(message)};
+    job_.status.state = {
+        .phase = std::move(phase), .reason = std::move(reason), .message = std::move(message)};
     return *this;
   }
   JobBuilder& Min(int32_t min) {
@@ -97,12 +87,24 @@ const Resources kGpu{{"cpu", 500}, {"nvidia.com/gpu", 1000}};
 
 std::vector<Job> SampleJobs() {
   return {
-      JobBuilder("train").Queue("research").Type("PyTorch").Min(4)
-          .Task("master", 1, "pytorch:2", kGpu).Task("worker", 3, "pytorch:2", kGpu)
-          .Phase("Running").Counts(0, 4, 0, 0).Build(),
-      JobBuilder("sleeper").Created(std::chrono::minutes(5)).Task("main", 2, "busybox", kSmall)
-          .Phase("Aborted").Retries(1).Build(),
-      JobBuilder("fresh", "dev").Created(std::chrono::seconds(42)).Task("t", 1, "busybox", kSmall)
+      JobBuilder("train")
+          .Queue("research")
+          .Type("PyTorch")
+          .Min(4)
+          .Task("master", 1, "pytorch:2", kGpu)
+          .Task("worker", 3, "pytorch:2", kGpu)
+          .Phase("Running")
+          .Counts(0, 4, 0, 0)
+          .Build(),
+      JobBuilder("sleeper")
+          .Created(std::chrono::minutes(5))
+          .Task("main", 2, "busybox", kSmall)
+          .Phase("Aborted")
+          .Retries(1)
+          .Build(),
+      JobBuilder("fresh", "dev")
+          .Created(std::chrono::seconds(42))
+          .Task("t", 1, "busybox", kSmall)
           .Build(),
   };
 }
@@ -161,11 +163,18 @@ Event MakeEvent(std::string type, std::string reason, std::string message, Durat
 }
 
 TEST(JobViewTest, DescribeScreen) {
-  const Job job = JobBuilder("train").Queue("research").Type("PyTorch").Min(4)
-                      .Task("master", 1, "pytorch:2", kGpu).Task("worker", 3, "pytorch:2", kGpu)
-                      .Phase("Running", "Restarted", "pod worker-1 failed").Counts(0, 4, 0, 0)
-                      .Retries(1).Condition("Pending", std::chrono::hours(30))
-                      .Condition("Running", std::chrono::hours(29)).Build();
+  const Job job = JobBuilder("train")
+                      .Queue("research")
+                      .Type("PyTorch")
+                      .Min(4)
+                      .Task("master", 1, "pytorch:2", kGpu)
+                      .Task("worker", 3, "pytorch:2", kGpu)
+                      .Phase("Running", "Restarted", "pod worker-1 failed")
+                      .Counts(0, 4, 0, 0)
+                      .Retries(1)
+                      .Condition("Pending", std::chrono::hours(30))
+                      .Condition("Running", std::chrono::hours(29))
+                      .Build();
   std::vector<Event> events;
   // Twelve events, newest first: the screen shows the last ten, oldest first.
   for (int i = 0; i < 12; ++i) {
@@ -257,12 +266,8 @@ TEST(JobManifestTest, Table) {
        R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"m",)"
        R"("namespace":"ml"},"spec":{"minAvailable":1}})",
        ""},
-      {kInX,
-       "default", false,
-       kInX,
-       ""},
-      {kInX,
-       "ml", true, "", "the manifest's namespace \"x\" is not -n's \"ml\""},
+      {kInX, "default", false, kInX, ""},
+      {kInX, "ml", true, "", "the manifest's namespace \"x\" is not -n's \"ml\""},
       {"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "ml", false, "", "not a Volcano Job"},
       {"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {}\n", "ml", false, "",
        "metadata.name"},
@@ -295,7 +300,7 @@ TEST(FormatObjectsTest, ListOrObject) {
   EXPECT_EQ(*FormatObjects({}, /*as_list=*/true, OutputFormat::kJson),
             "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": []\n}\n");
   EXPECT_EQ(*FormatObjects({R"({"metadata":{"name":"a","managedFields":[{"manager":"x"}]}})"},
-                          /*as_list=*/false, OutputFormat::kYaml),
+                           /*as_list=*/false, OutputFormat::kYaml),
             "metadata:\n  name: a\n");
   EXPECT_FALSE(FormatObjects({"{"}, /*as_list=*/false, OutputFormat::kJson).ok());
   EXPECT_TRUE(ListItems(R"({"items":null})")->empty());
@@ -324,34 +329,42 @@ void RunCases(int (*run)(const std::vector<std::string>&, Io&), const std::vecto
 
 TEST(RunJobTest, AnswersWithoutCluster) {
   const std::string none = "--kubeconfig=/nonexistent/kubeconfig";
-  RunCases(RunJob, {
-      {{}, kExitUsage, "", "usage: muster job <verb>"},
-      {{"--help"}, kExitOk, "suspend", ""},
-      {{"frob"}, kExitUsage, "", "unknown verb \"frob\""},
-      {{"list", "--help"}, kExitOk, "usage: muster job list", ""},
-      {{"list", "-h"}, kExitOk, "--all-namespaces", ""},
-      {{"run", "--help"}, kExitOk, "cpu=1000m,memory=100Mi", ""},
-      {{"list", "--frob"}, kExitUsage, "", "muster job list: unknown flag --frob"},
-      {{"list", "-o", "xml"}, kExitUsage, "", "unknown output format \"xml\""},
-      {{"list", "-n"}, kExitUsage, "", "flag -n needs a value"},
-      {{"list", "train"}, kExitUsage, "", "takes no NAME"},
-      {{"view"}, kExitUsage, "", "a job NAME is required"},
-      {{"view", "a", "-N", "b"}, kExitUsage, "", "one job NAME, not 2"},
-      {{"view", "a", "-o", "wide"}, kExitUsage, "", "not wide"},
-      {{"suspend"}, kExitUsage, "", "a job NAME is required"},
-      {{"run", "x", "-m", "3", "-r", "2", none}, kExitUsage, "", "flag --min: 3 is more than"},
-      {{"run", "x", "-r", "two", none}, kExitUsage, "", "flag --replicas: \"two\""},
-      {{"run", "x", "-R", "cpu", none}, kExitUsage, "", "flag --requests"},
-      {{"run", "-f", "/nonexistent.yaml", none}, kExitUsage, "",
-       "cannot read \"/nonexistent.yaml\""},
-      {{"run", "-f", "j.yaml", "-i", "x", none}, kExitUsage, "",
-       "flag --image: not with --filename"},
-      {{"run", "x", none}, kExitNoCluster, "", "no cluster"},
-      {{"list", none}, kExitNoCluster, "", "no cluster"},
-      {{"view", "train", none}, kExitNoCluster, "", "is the cluster up?"},
-      {{"list", "--request-timeout", "soon", "--kubeconfig", "/nonexistent"}, kExitNoCluster, "",
-       ""},
-  });
+  RunCases(
+      RunJob,
+      {
+          {{}, kExitUsage, "", "usage: muster job <verb>"},
+          {{"--help"}, kExitOk, "suspend", ""},
+          {{"frob"}, kExitUsage, "", "unknown verb \"frob\""},
+          {{"list", "--help"}, kExitOk, "usage: muster job list", ""},
+          {{"list", "-h"}, kExitOk, "--all-namespaces", ""},
+          {{"run", "--help"}, kExitOk, "cpu=1000m,memory=100Mi", ""},
+          {{"list", "--frob"}, kExitUsage, "", "muster job list: unknown flag --frob"},
+          {{"list", "-o", "xml"}, kExitUsage, "", "unknown output format \"xml\""},
+          {{"list", "-n"}, kExitUsage, "", "flag -n needs a value"},
+          {{"list", "train"}, kExitUsage, "", "takes no NAME"},
+          {{"view"}, kExitUsage, "", "a job NAME is required"},
+          {{"view", "a", "-N", "b"}, kExitUsage, "", "one job NAME, not 2"},
+          {{"view", "a", "-o", "wide"}, kExitUsage, "", "not wide"},
+          {{"suspend"}, kExitUsage, "", "a job NAME is required"},
+          {{"run", "x", "-m", "3", "-r", "2", none}, kExitUsage, "", "flag --min: 3 is more than"},
+          {{"run", "x", "-r", "two", none}, kExitUsage, "", "flag --replicas: \"two\""},
+          {{"run", "x", "-R", "cpu", none}, kExitUsage, "", "flag --requests"},
+          {{"run", "-f", "/nonexistent.yaml", none},
+           kExitUsage,
+           "",
+           "cannot read \"/nonexistent.yaml\""},
+          {{"run", "-f", "j.yaml", "-i", "x", none},
+           kExitUsage,
+           "",
+           "flag --image: not with --filename"},
+          {{"run", "x", none}, kExitNoCluster, "", "no cluster"},
+          {{"list", none}, kExitNoCluster, "", "no cluster"},
+          {{"view", "train", none}, kExitNoCluster, "", "is the cluster up?"},
+          {{"list", "--request-timeout", "soon", "--kubeconfig", "/nonexistent"},
+           kExitNoCluster,
+           "",
+           ""},
+      });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <sstream>
 
 namespace muster::cli {
 namespace {
@@ -231,6 +232,21 @@ std::string JsonList(const std::vector<std::string>& items) {
     out += items[i];
   }
   return out + "]}";
+}
+
+std::string CreatedText(Time created, Time now) {
+  return FormatRfc3339(created) + " (" + Age(created, now) + " ago)";
+}
+
+void DescribeField(std::ostream& out, std::string_view label, std::string_view value,
+                   size_t width) {
+  out << label << ":" << std::string(width - std::min(width - 1, label.size()), ' ') << value
+      << "\n";
+}
+
+void WriteIndented(std::ostream& out, const Table& table) {
+  std::istringstream lines(table.Render());
+  for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
 }
 
 }  // namespace muster::cli

@@ -4,6 +4,8 @@
 // Pure; thread-compatible.
 #pragma once
 
+#include <cstddef>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,18 @@ class Table {
 // "12m", "5h", "3d", "5y" and, in between, "5m30s", "2h3m", "3d4h", "2y30d";
 // "<unknown>" for a zero time, "0s" for times after `now`.
 std::string Age(Time created, Time now);
+
+// A creation time as a describe screen shows it: "<RFC 3339> (<Age> ago)".
+std::string CreatedText(Time created, Time now);
+
+// One "label:  value" line of a describe screen (kubectl describe): the value
+// starts at column `width` + 1, or one space after a longer label.
+// REQUIRES: width >= 1.
+void DescribeField(std::ostream& out, std::string_view label, std::string_view value, size_t width);
+
+// `table` nested under a section heading: each rendered line indented two
+// spaces.
+void WriteIndented(std::ostream& out, const Table& table);
 
 // The same JSON, indented by two spaces (as kubectl -o json).
 // InvalidArgument for text that is not JSON.

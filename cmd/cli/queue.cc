@@ -17,70 +17,21 @@
 #include "cmd/cli/muster_state.h"
 #include "cmd/cli/output.h"
 #include "cmd/cli/queue_view.h"
+#include "cmd/cli/verbs.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
 
 namespace muster::cli {
 namespace {
 
-Status Invalid(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
-struct Verb {
-  std::string name;
-  std::string usage;  // the usage line, then what the verb does
-  std::vector<FlagSpec> flags;
-  std::function<int(const Verb&, const Args&, Io&)> run;
-};
-
-std::vector<FlagSpec> WithConnection(std::vector<FlagSpec> own) {
-  for (FlagSpec& f : ConnectionFlags()) own.push_back(std::move(f));
-  return own;
-}
-
-std::vector<FlagSpec> WithMusterState(std::vector<FlagSpec> own) {
-  for (FlagSpec& f : MusterStateFlags()) own.push_back(std::move(f));
-  return own;
-}
-
-FlagSpec NameFlag() {
-  return {.name = "name", .short_name = 'N', .value_name = "NAME",
-          .help = "the queue (or give NAME as an argument; -n is the namespace, not vcctl's name)"};
-}
-FlagSpec OutputFlag(std::string_view formats) {
-  return {.name = "output", .short_name = 'o', .value_name = "FORMAT",
-          .help = "output format: " + std::string(formats)};
-}
-
-int UsageError(Io& io, std::string_view command, const Status& error, const Verb& verb) {
-  io.err << "muster " << command << ": " << error.message() << "\n"
-         << verb.usage.substr(0, verb.usage.find('\n')) << "\n"
-         << "(muster " << command << " --help for the flags)\n";
-  return kExitUsage;
-}
-
-StatusOr<std::string> QueueName(const Args& args) {
-  std::vector<std::string> names = args.positional;
-  if (args.Has("name")) names.push_back(args.Get("name"));
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  if (names.empty() || names.front().empty()) return Invalid("a queue NAME is required");
-  if (names.size() > 1) return Invalid("one queue NAME, not " + std::to_string(names.size()));
-  return names.front();
-}
+StatusOr<std::string> QueueName(const Args& args) { return OneName(args, "queue"); }
 
 Status Named(const Status& error, std::string_view name) {
-  if (error.code() != StatusCode::kNotFound) return error;
-  return Status(StatusCode::kNotFound, "queue " + std::string(name) + " not found");
+  return NotFoundAs(error, "queue", name);
 }
 
-// Session::Open's InvalidArgument names a flag (--request-timeout): exit 2.
-int SessionError(Io& io, std::string_view command, const Status& error, const Verb& verb) {
-  if (error.code() == StatusCode::kInvalidArgument && error.message().rfind("flag ", 0) == 0) {
-    return UsageError(io, command, error, verb);
-  }
-  return Fail(io, command, error);
+FlagSpec QueueNameFlag() {
+  return NameFlag("queue", "(or give NAME as an argument; -n is the namespace, not vcctl's name)");
 }
 
 // Every PodGroup of the cluster counted per queue (vcctl's counters).
@@ -102,28 +53,17 @@ DeservedShares Deserved(Session& session, const Args& args, Io& io, std::string_
       state.ok() ? ParseDeserved(*state)
                  : StatusOr<std::map<std::string, Resources>>(state.status());
   if (deserved.ok()) return *deserved;
-  io.err << "muster " << command << ": deserved shares not shown (-): "
-         << deserved.status().message() << "\n";
+  io.err << "muster " << command
+         << ": deserved shares not shown (-): " << deserved.status().message() << "\n";
   return std::nullopt;
-}
-
-int PrintObjects(Io& io, std::string_view command, const std::vector<std::string>& items,
-                 bool as_list, OutputFormat format) {
-  StatusOr<std::string> text = FormatObjects(items, as_list, format);
-  if (!text.ok()) return Fail(io, command, text.status());
-  io.out << *text;
-  return kExitOk;
 }
 
 // --- list / get ---------------------------------------------------------------
 
 int RunList(const Verb& verb, const Args& args, Io& io) {
   const std::string command = "queue list";
-  StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
+  StatusOr<OutputFormat> format = ListFormat(args, "queue get NAME");
   if (!format.ok()) return UsageError(io, command, format.status(), verb);
-  if (!args.positional.empty()) {
-    return UsageError(io, command, Invalid("takes no NAME (use queue get NAME)"), verb);
-  }
   StatusOr<Session> session = Session::Open(args);
   if (!session.ok()) return SessionError(io, command, session.status(), verb);
   StatusOr<std::vector<std::string>> pages = session->client().ListAll(kube::QueuesRef());
@@ -166,10 +106,7 @@ int RunList(const Verb& verb, const Args& args, Io& io) {
 
 int RunGet(const Verb& verb, const Args& args, Io& io) {
   const std::string command = "queue get";
-  StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
-  if (format.ok() && *format == OutputFormat::kWide) {
-    format = Invalid("flag -o: get prints json or yaml, not wide");
-  }
+  StatusOr<OutputFormat> format = ObjectFormat(args, "get");
   if (!format.ok()) return UsageError(io, command, format.status(), verb);
   StatusOr<std::string> name = QueueName(args);
   if (!name.ok()) return UsageError(io, command, name.status(), verb);
@@ -184,8 +121,8 @@ int RunGet(const Verb& verb, const Args& args, Io& io) {
   if (!counts.ok()) return Fail(io, command, counts.status());
   const auto mine = counts->find(*name);
   const DeservedShares deserved = Deserved(*session, args, io, command);
-  io.out << QueueViewText(*queue, mine == counts->end() ? PodGroupCounts{} : mine->second,
-                          deserved, io.clock.Now());
+  io.out << QueueViewText(*queue, mine == counts->end() ? PodGroupCounts{} : mine->second, deserved,
+                          io.clock.Now());
   return kExitOk;
 }
 
@@ -293,71 +230,54 @@ std::vector<Verb> Verbs() {
       {"get",
        "usage: muster queue get NAME [-o json|yaml]\n"
        "Shows a queue: weight, state, resources allocated vs deserved, PodGroups.",
-       WithMusterState(WithConnection({NameFlag(), OutputFlag("json or yaml (the object)")})),
+       WithMusterState(WithConnection({QueueNameFlag(), OutputFlag("json or yaml (the object)")})),
        RunGet},
       {"create",
        "usage: muster queue create NAME [-w N] [--state Open|Closed] [--parent P] "
        "[--capability LIST] [--reclaimable=false]\n"
        "Creates a queue.",
-       WithConnection({NameFlag(),
-                       {.name = "weight", .short_name = 'w', .value_name = "N",
-                        .help = "the queue's weight", .default_value = "1"},
-                       {.name = "state", .short_name = 'S', .value_name = "STATE",
-                        .help = "Open or Closed", .default_value = "Open"},
-                       {.name = "parent", .value_name = "QUEUE",
-                        .help = "the parent queue (default: root)"},
-                       {.name = "capability", .value_name = "LIST",
-                        .help = "most the queue may hold, e.g. cpu=8,nvidia.com/gpu=16"},
-                       {.name = "reclaimable", .takes_value = false,
-                        .help = "others may reclaim what it holds above its share "
-                                "(--reclaimable=false: not)",
-                        .default_value = "true"}}),
+       WithConnection(
+           {QueueNameFlag(),
+            {.name = "weight",
+             .short_name = 'w',
+             .value_name = "N",
+             .help = "the queue's weight",
+             .default_value = "1"},
+            {.name = "state",
+             .short_name = 'S',
+             .value_name = "STATE",
+             .help = "Open or Closed",
+             .default_value = "Open"},
+            {.name = "parent", .value_name = "QUEUE", .help = "the parent queue (default: root)"},
+            {.name = "capability",
+             .value_name = "LIST",
+             .help = "most the queue may hold, e.g. cpu=8,nvidia.com/gpu=16"},
+            {.name = "reclaimable",
+             .takes_value = false,
+             .help = "others may reclaim what it holds above its share "
+                     "(--reclaimable=false: not)",
+             .default_value = "true"}}),
        RunCreate},
       {"delete", "usage: muster queue delete NAME\nDeletes a queue (never default or root).",
-       WithConnection({NameFlag()}), RunDelete},
+       WithConnection({QueueNameFlag()}), RunDelete},
       {"open",
        "usage: muster queue open NAME [-n NS]\n"
        "Opens a queue (Command OpenQueue, written in NS).",
-       WithConnection({NameFlag()}), operate(kOpenQueue)},
+       WithConnection({QueueNameFlag()}), operate(kOpenQueue)},
       {"close",
        "usage: muster queue close NAME [-n NS]\n"
        "Closes a queue (Command CloseQueue): running jobs finish, new ones are refused.",
-       WithConnection({NameFlag()}), operate(kCloseQueue)},
+       WithConnection({QueueNameFlag()}), operate(kCloseQueue)},
   };
-}
-
-std::string NounHelp(const std::vector<Verb>& verbs) {
-  std::string out =
-      "usage: muster queue <verb> [flags]   (vcctl's queue verbs; -n is the namespace, the "
-      "queue is NAME)\n\nverbs:\n";
-  for (const Verb& v : verbs) {
-    const std::string what = v.usage.substr(v.usage.find('\n') + 1);
-    out += "  " + v.name + std::string(10 - v.name.size(), ' ') + what + "\n";
-  }
-  return out + "\nmuster queue <verb> --help shows a verb's flags.\n";
 }
 
 }  // namespace
 
 int RunQueue(const std::vector<std::string>& args, Io& io) {
-  const std::vector<Verb> verbs = Verbs();
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    (args.empty() ? io.err : io.out) << NounHelp(verbs);
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const auto verb = std::find_if(verbs.begin(), verbs.end(),
-                                 [&](const Verb& v) { return v.name == args[0]; });
-  if (verb == verbs.end()) {
-    io.err << "muster queue: unknown verb \"" << args[0] << "\"\n" << NounHelp(verbs);
-    return kExitUsage;
-  }
-  StatusOr<Args> parsed = ParseArgs({args.begin() + 1, args.end()}, verb->flags);
-  if (!parsed.ok()) return UsageError(io, "queue " + verb->name, parsed.status(), *verb);
-  if (parsed->help) {
-    io.out << verb->usage << "\n\n" << FlagsHelp(verb->flags);
-    return kExitOk;
-  }
-  return verb->run(*verb, *parsed, io);
+  return RunNoun({.name = "queue",
+                  .summary = "(vcctl's queue verbs; -n is the namespace, the queue is NAME)",
+                  .verbs = Verbs()},
+                 args, io);
 }
 
 }  // namespace muster::cli

@@ -26,10 +26,10 @@ void DecodeDeservedEntry(kube::DecodeContext& ctx, const kube::JsonValue& v, Des
 }
 
 void DecodeFairShare(kube::DecodeContext& ctx, const kube::JsonValue& v, FairShare* out) {
-  kube::ReadArray(ctx, v, "queues", &out->queues, [](kube::DecodeContext& c,
-                                                      const kube::JsonValue& e, DeservedEntry* d) {
-    if (kube::ExpectObject(c, e)) DecodeDeservedEntry(c, e, d);
-  });
+  kube::ReadArray(ctx, v, "queues", &out->queues,
+                  [](kube::DecodeContext& c, const kube::JsonValue& e, DeservedEntry* d) {
+                    if (kube::ExpectObject(c, e)) DecodeDeservedEntry(c, e, d);
+                  });
 }
 
 // "-": not known (muster not asked, or a queue its last pass did not see).
@@ -44,20 +44,12 @@ std::string Quantity(const std::string& resource, const Resources& r) {
 }
 
 void Field(std::ostringstream& out, std::string_view label, std::string_view value) {
-  constexpr size_t kWidth = 14;
-  out << label << ":" << std::string(kWidth - std::min(kWidth - 1, label.size()), ' ') << value
-      << "\n";
-}
-
-void Indented(std::ostringstream& out, const Table& table) {
-  std::istringstream lines(table.Render());
-  for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+  DescribeField(out, label, value, /*width=*/14);
 }
 
 // Per resource named anywhere in the queue (or its deserved share): what it
 // holds, deserves, may hold at most, and is guaranteed.
-void ResourcesSection(std::ostringstream& out, const Queue& queue,
-                      const DeservedShares& deserved) {
+void ResourcesSection(std::ostringstream& out, const Queue& queue, const DeservedShares& deserved) {
   const Resources* share = nullptr;
   if (deserved.has_value()) {
     const auto it = deserved->find(queue.meta.name);
@@ -84,7 +76,7 @@ void ResourcesSection(std::ostringstream& out, const Queue& queue,
                   cap && cap->Has(name) ? Quantity(name, *cap) : "unlimited",
                   guarantee && guarantee->Has(name) ? Quantity(name, *guarantee) : "-"});
   }
-  Indented(out, table);
+  WriteIndented(out, table);
 }
 
 }  // namespace
@@ -111,12 +103,11 @@ std::map<std::string, PodGroupCounts> CountPodGroups(const std::vector<PodGroup>
 
 StatusOr<std::map<std::string, Resources>> ParseDeserved(std::string_view state_json) {
   MUSTER_ASSIGN_OR_RETURN(
-      FairShare share,
-      kube::DecodeDocument<FairShare>(
-          state_json, "muster /debug/state",
-          [](kube::DecodeContext& ctx, const kube::JsonValue& v, FairShare* out) {
-            kube::ReadObject(ctx, v, "fairShare", out, DecodeFairShare);
-          }));
+      FairShare share, kube::DecodeDocument<FairShare>(
+                           state_json, "muster /debug/state",
+                           [](kube::DecodeContext& ctx, const kube::JsonValue& v, FairShare* out) {
+                             kube::ReadObject(ctx, v, "fairShare", out, DecodeFairShare);
+                           }));
   std::map<std::string, Resources> deserved;
   for (DeservedEntry& e : share.queues) deserved[e.name] = std::move(e.deserved);
   return deserved;
@@ -132,10 +123,15 @@ Table QueueTable(const std::vector<Queue>& queues,
   for (const Queue& q : queues) {
     const auto it = counts.find(q.meta.name);
     const PodGroupCounts c = it == counts.end() ? PodGroupCounts{} : it->second;
-    std::vector<std::string> row = {
-        q.meta.name,          std::to_string(q.spec.weight), q.status.state,
-        q.spec.parent,        std::to_string(c.inqueue),     std::to_string(c.pending),
-        std::to_string(c.running), std::to_string(c.unknown), std::to_string(c.completed)};
+    std::vector<std::string> row = {q.meta.name,
+                                    std::to_string(q.spec.weight),
+                                    q.status.state,
+                                    q.spec.parent,
+                                    std::to_string(c.inqueue),
+                                    std::to_string(c.pending),
+                                    std::to_string(c.running),
+                                    std::to_string(c.unknown),
+                                    std::to_string(c.completed)};
     if (wide) {
       row.insert(row.end(), {ResourceListText(q.status.allocated), DeservedCell(q, deserved)});
     }
@@ -148,8 +144,7 @@ std::string QueueViewText(const Queue& queue, const PodGroupCounts& counts,
                           const DeservedShares& deserved, Time now) {
   std::ostringstream out;
   Field(out, "Name", queue.meta.name);
-  Field(out, "Created", FormatRfc3339(queue.meta.creation_timestamp) + " (" +
-                            Age(queue.meta.creation_timestamp, now) + " ago)");
+  Field(out, "Created", CreatedText(queue.meta.creation_timestamp, now));
   Field(out, "Weight", std::to_string(queue.spec.weight));
   Field(out, "State", queue.status.state.empty() ? "<none>" : queue.status.state);
   Field(out, "Parent", queue.spec.parent.empty() ? "<none>" : queue.spec.parent);
@@ -160,17 +155,13 @@ std::string QueueViewText(const Queue& queue, const PodGroupCounts& counts,
   groups.AddRow({std::to_string(counts.inqueue), std::to_string(counts.pending),
                  std::to_string(counts.running), std::to_string(counts.unknown),
                  std::to_string(counts.completed)});
-  Indented(out, groups);
+  WriteIndented(out, groups);
   return out.str();
 }
 
 std::string QueueBody(const QueueSpecFlags& spec) {
   kube::JsonWriter w;
-  w.StartObject();
-  w.StringField("apiVersion", kSchedulingApiVersion);
-  w.StringField("kind", "Queue");
-  w.Key("metadata");
-  w.StartObject();
+  StartBody(w, kSchedulingApiVersion, "Queue");
   w.StringField("name", spec.name);
   w.EndObject();
   w.Key("spec");
@@ -191,12 +182,7 @@ std::string QueueBody(const QueueSpecFlags& spec) {
 }
 
 OwnerReference QueueTarget(const Queue& queue) {
-  return OwnerReference{.api_version = std::string(kSchedulingApiVersion),
-                        .kind = "Queue",
-                        .name = queue.meta.name,
-                        .uid = queue.meta.uid,
-                        .controller = true,
-                        .block_owner_deletion = true};
+  return CommandTarget(kSchedulingApiVersion, "Queue", queue.meta);
 }
 
 Status CheckQueueDeletable(std::string_view name) {

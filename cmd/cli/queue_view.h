@@ -66,7 +66,7 @@ std::string QueueViewText(const Queue& queue, const PodGroupCounts& counts,
 struct QueueSpecFlags {
   std::string name;
   int32_t weight = 1;
-  std::string parent;  // "": Volcano's default (root)
+  std::string parent;                                            // "": Volcano's default (root)
   std::optional<std::map<std::string, std::string>> capability;  // verbatim quantities
   bool reclaimable = true;
 };

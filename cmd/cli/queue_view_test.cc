@@ -3,27 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "cmd/cli/cli.h"
+#include "cmd/cli/testing/builders.h"
 
 namespace muster::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-const Time kNow = Time::FromUnixSeconds(1'764'000'000);
-
-void ExpectGolden(const std::string& file, const std::string& got) {
-  const std::string path = std::string(MUSTER_TESTDATA_DIR) + "/" + file;
-  if (std::getenv("MUSTER_UPDATE_GOLDENS") != nullptr) std::ofstream(path) << got;
-  std::ifstream in(path);
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << "golden " << path << " (MUSTER_UPDATE_GOLDENS=1 rewrites it)";
-}
+using ::muster::cli::test::ExpectGolden;
+using ::muster::cli::test::kNow;
 
 class QueueBuilder {
  public:
@@ -78,8 +69,11 @@ PodGroup Group(std::string queue, std::string phase) {
 std::vector<Queue> SampleQueues() {
   return {
       QueueBuilder("default").Allocated({{"cpu", 2000}}).Build(),
-      QueueBuilder("research").Weight(4).Allocated({{"cpu", 4500}, {"nvidia.com/gpu", 8000}})
-          .Capability({{"nvidia.com/gpu", 16000}}).Build(),
+      QueueBuilder("research")
+          .Weight(4)
+          .Allocated({{"cpu", 4500}, {"nvidia.com/gpu", 8000}})
+          .Capability({{"nvidia.com/gpu", 16000}})
+          .Build(),
       QueueBuilder("archive").State("Closed").Parent("").Build(),
   };
 }
@@ -118,7 +112,8 @@ TEST(ParseDeservedTest, Table) {
       {R"({"fairShare":{}})", {}, ""},
       {R"({"gangs":[]})", {}, ""},
       {R"({"fairShare":{"queues":{}}})", {}, "fairShare.queues"},
-      {R"({"fairShare":{"queues":[{"name":"a","deserved":{"cpu":"lots"}}]}})", {},
+      {R"({"fairShare":{"queues":[{"name":"a","deserved":{"cpu":"lots"}}]}})",
+       {},
        "fairShare.queues[0].deserved"},
       {"<html>", {}, "muster /debug/state"},
   };
@@ -152,14 +147,16 @@ TEST(QueueTableTest, WideWithoutMuster) {
 }
 
 TEST(QueueViewTest, GetScreen) {
-  const Queue q = QueueBuilder("research").Weight(4)
+  const Queue q = QueueBuilder("research")
+                      .Weight(4)
                       .Allocated({{"cpu", 4500}, {"memory", 8LL << 30}, {"nvidia.com/gpu", 8000}})
-                      .Capability({{"nvidia.com/gpu", 16000}}).Guarantee({{"cpu", 2000}})
-                      .Reclaimable(false).Build();
+                      .Capability({{"nvidia.com/gpu", 16000}})
+                      .Guarantee({{"cpu", 2000}})
+                      .Reclaimable(false)
+                      .Build();
   const std::map<std::string, Resources> deserved = {
       {"research", {{"cpu", 6000}, {"nvidia.com/gpu", 12000}}}};
-  ExpectGolden("queue_get.txt",
-               QueueViewText(q, SampleCounts().at("research"), deserved, kNow));
+  ExpectGolden("queue_get.txt", QueueViewText(q, SampleCounts().at("research"), deserved, kNow));
 }
 
 TEST(QueueViewTest, GetScreenWithoutMusterOrResources) {
@@ -168,8 +165,8 @@ TEST(QueueViewTest, GetScreenWithoutMusterOrResources) {
   EXPECT_THAT(text, HasSubstr("State:         <none>\n"));
   EXPECT_THAT(text, HasSubstr("Reclaimable:   true\n"));
   EXPECT_THAT(text, HasSubstr("Resources:\n  <none>\n"));
-  const std::string nomuster = QueueViewText(
-      QueueBuilder("q").Allocated({{"cpu", 1000}}).Build(), {}, std::nullopt, kNow);
+  const std::string nomuster =
+      QueueViewText(QueueBuilder("q").Allocated({{"cpu", 1000}}).Build(), {}, std::nullopt, kNow);
   EXPECT_THAT(nomuster, HasSubstr("cpu        1           -          unlimited    -"));
 }
 
@@ -181,7 +178,9 @@ TEST(QueueBodyTest, Table) {
       {{.name = "q"},
        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},)"
        R"("spec":{"weight":1,"reclaimable":true}})"},
-      {{.name = "q", .weight = 3, .parent = "research",
+      {{.name = "q",
+        .weight = 3,
+        .parent = "research",
         .capability = std::map<std::string, std::string>{{"cpu", "8"}, {"nvidia.com/gpu", "16"}},
         .reclaimable = false},
        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},)"
