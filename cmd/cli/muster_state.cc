@@ -33,21 +33,21 @@ StatusOr<std::string> FetchDirect(const std::string& url, Duration timeout) {
   return res->body;
 }
 
-// The replica to ask: the leader when one says so, else the first that is
-// ready, each asked through the API server's pod proxy.
-StatusOr<std::string> FetchThroughProxy(Session& session, const std::string& ns,
+}  // namespace
+
+StatusOr<std::string> FetchThroughProxy(kube::Client& client, const std::string& ns,
                                         const std::string& port) {
   kube::ListOptions options;
   options.label_selector = "app.kubernetes.io/name=muster";
   MUSTER_ASSIGN_OR_RETURN(std::string list,
-                          session.client().List(kube::ResourceRef::Core("pods", ns), options));
+                          client.List(kube::ResourceRef::Core("pods", ns), options));
   MUSTER_ASSIGN_OR_RETURN(kube::ObjectList<Pod> pods, kube::DecodePodList(list));
   std::string ready;
   Status last(StatusCode::kUnavailable,
               "no muster pod in namespace " + ns + " (label app.kubernetes.io/name=muster)");
   for (const Pod& pod : pods.items) {
     const kube::ResourceRef proxy = kube::ResourceRef::Core("pods", ns, pod.meta.name + ":" + port);
-    StatusOr<std::string> readyz = session.client().Get(proxy.WithSubresource("proxy/readyz"));
+    StatusOr<std::string> readyz = client.Get(proxy.WithSubresource("proxy/readyz"));
     if (!readyz.ok()) {
       last = readyz.status();
       continue;
@@ -59,11 +59,9 @@ StatusOr<std::string> FetchThroughProxy(Session& session, const std::string& ns,
     return Status(StatusCode::kUnavailable, "cannot reach muster through the API server: " +
                                                 last.message() + " (or give --muster-url)");
   }
-  return session.client().Get(
+  return client.Get(
       kube::ResourceRef::Core("pods", ns, ready + ":" + port).WithSubresource("proxy/debug/state"));
 }
-
-}  // namespace
 
 std::vector<FlagSpec> MusterStateFlags() {
   return {
@@ -83,7 +81,7 @@ std::vector<FlagSpec> MusterStateFlags() {
 
 StatusOr<std::string> FetchMusterState(Session& session, const Args& args) {
   if (args.Has("muster-url")) return FetchDirect(args.Get("muster-url"), session.config().timeout);
-  return FetchThroughProxy(session, args.Get("muster-namespace", "muster-system"),
+  return FetchThroughProxy(session.client(), args.Get("muster-namespace", "muster-system"),
                            args.Get("muster-port", "8080"));
 }
 

@@ -35,4 +35,11 @@ std::vector<FlagSpec> MusterStateFlags();
 // replica answers; InvalidArgument for a malformed --muster-url.
 StatusOr<std::string> FetchMusterState(Session& session, const Args& args);
 
+// The API server path of FetchMusterState: the pods labelled
+// app.kubernetes.io/name=muster in `ns`, each one's /readyz through the pod
+// proxy on `port`, then /debug/state of the first that says "leader" (else
+// the first that answered). Unavailable when none answers.
+StatusOr<std::string> FetchThroughProxy(kube::Client& client, const std::string& ns,
+                                        const std::string& port);
+
 }  // namespace muster::cli
