@@ -194,10 +194,14 @@ std::string_view BaseResource(std::string_view resource) {
   return resource;
 }
 
+// Huge pages are "hugepages-<size>" with no domain: a name with a "/" is an
+// extended resource whatever its start ("hugepages-x.io/y"), which the API
+// server counts in whole units (k8s.io/kubernetes pkg/apis/core/helper
+// IsNativeResource, IsExtendedResourceName).
 bool IsByteResource(std::string_view name) {
   std::string_view resource = BaseResource(name);
   return resource == "memory" || resource == "ephemeral-storage" || resource == "storage" ||
-         resource.starts_with("hugepages-");
+         (resource.starts_with("hugepages-") && resource.find('/') == std::string_view::npos);
 }
 
 // A decimal number of thousandths, without trailing zeros: 500 -> "0.5",

@@ -71,7 +71,9 @@ inline std::ostream& operator<<(std::ostream& os, const Quantity& q) { return os
 //                                 or a PodGroup's minResources may, and GPU
 //                                 sharing counts shares of a GPU so
 //                                 (model/gpu_share.h)
-//   "memory", "ephemeral-storage", "storage", "hugepages-*" -> bytes (rounds up)
+//   "memory", "ephemeral-storage", "storage", "hugepages-<size>" -> bytes
+//                                 (rounds up); "hugepages-x.io/y" is an
+//                                 extended resource like any name with a "/"
 //   every other resource (pods, rdma/hca, ...) must be a whole number:
 //     "0.5" for pods is InvalidArgument.
 // Negative quantities are InvalidArgument for every resource.

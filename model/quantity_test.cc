@@ -237,6 +237,10 @@ TEST(ParseResourceQuantityTest, RejectsWithMessagesNamingTheResource) {
   const std::vector<Case> cases = {
       {"rdma/hca", "0.5", "quantity \"0.5\" of rdma/hca is not a whole number"},
       {"rdma/hca", "500m", "quantity \"500m\" of rdma/hca is not a whole number"},
+      // Found by fuzz_reconciler_job: a domain makes it an extended resource,
+      // whole units only, whatever the name's start.
+      {"hugepages-x.io/gpu", "500m",
+       "quantity \"500m\" of hugepages-x.io/gpu is not a whole number"},
       {"pods", "1.5", "quantity \"1.5\" of pods is not a whole number"},
       {"cpu", "-1", "quantity \"-1\" of cpu is negative"},
       {"memory", "-1Gi", "quantity \"-1Gi\" of memory is negative"},
@@ -337,6 +341,7 @@ TEST(ResourceKindTest, ClassifiesResources) {
       {"ephemeral-storage", false, false},
       {"storage", false, false},
       {"hugepages-2Mi", false, false},
+      {"hugepages-x.io/gpu", false, true},
       {"nvidia.com/gpu", true, false},
       {"limits.nvidia.com/gpu", true, false},
       {"pods", false, true},
