@@ -274,6 +274,8 @@ class ClusterState {
   ClusterState& operator=(const ClusterState&) = delete;
 
   // ---- watch events. Idempotent: replaying an event changes nothing.
+  // A node update that changes only its resourceVersion and heartbeat times
+  // is dropped: the cached Node and the generation stay.
   void UpsertNode(Node node);
   void DeleteNode(std::string_view name);
   // Pods are keyed by metadata.uid; a pod without one is ignored (the API

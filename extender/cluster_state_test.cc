@@ -362,6 +362,51 @@ TEST(ClusterStateTest, SnapshotsDoNotSeeLaterChanges) {
   EXPECT_EQ(after.time(), clock.Now());
 }
 
+// kubelet (kwok) renews every node's status: a heartbeat alone must not make
+// a new generation (the gang controller plans a pass per generation), while
+// any change a decision reads must.
+TEST(ClusterStateTest, NodeHeartbeatsKeepTheGeneration) {
+  const Time t0 = Time::FromUnixSeconds(1'800'000'000);
+  auto heartbeat = [](Node node, Time at, std::string rv) {
+    for (Condition& c : node.conditions) c.last_heartbeat_time = at;
+    node.meta.resource_version = std::move(rv);
+    return node;
+  };
+  const Node base = heartbeat(GpuNode("n1"), t0, "10");
+  const struct {
+    std::string name;
+    Node next;
+    bool new_generation;
+  } cases[] = {
+      {"heartbeat only", heartbeat(base, t0 + std::chrono::seconds(40), "11"), false},
+      {"the same node again", base, false},
+      {"not ready",
+       heartbeat(MakeNode("n1").Cpu("64").Memory("512Gi").Gpu(8).Ready(false), t0, "11"), true},
+      {"fewer GPUs", heartbeat(GpuNode("n1", 4), t0, "11"), true},
+      {"a label",
+       heartbeat(MakeNode("n1").Cpu("64").Memory("512Gi").Gpu(8).Label("rack", "r1"), t0, "11"),
+       true},
+      {"cordoned",
+       heartbeat(MakeNode("n1").Cpu("64").Memory("512Gi").Gpu(8).Unschedulable(), t0, "11"), true},
+      {"a taint",
+       heartbeat(MakeNode("n1").Cpu("64").Memory("512Gi").Gpu(8).Taint("k", "v"), t0, "11"), true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    ClusterState state(clock);
+    state.UpsertNode(base);
+    const ClusterSnapshot before = state.Snapshot();
+    state.UpsertNode(c.next);
+    const ClusterSnapshot after = state.Snapshot();
+    EXPECT_EQ(after.generation() != before.generation(), c.new_generation);
+    const NodeInfo* info = after.FindNode("n1");
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(info->node->IsReady(), c.next.IsReady());
+    EXPECT_EQ(info->allocatable, c.next.allocatable);
+  }
+}
+
 TEST(ClusterStateTest, NodeUpdatesReplaceAllocatable) {
   FakeClock clock;
   ClusterState state(clock);
