@@ -30,11 +30,16 @@ Subcommands:
       comparison):
         deviation   in each steady window (the last half of phase 1, the
                     last 60 s of phase 2), each queue's median |dominant
-                    share - target| <= --max-deviation (5) % of the cluster
+                    share - held target| <= --max-deviation (5) % of the
+                    cluster; the held target is the target scaled by the
+                    queues' dominant shares together over their targets
+                    together (weighted DRF: when queues' dominant resources
+                    differ their shares add up to more than 100 %, each
+                    above its target in proportion; held_targets)
         jain        the median Jain index over x_q = share_q / target_q in
                     each steady window >= --min-jain (0.98)
         converge    after the change, every queue within --band (5) % of its
-                    target for --hold (10) s within --max-converge (30) s
+                    held target for --hold (10) s within --max-converge (30) s
         victims     every reclaimed gang lost all its bound members (whole
                     gangs), and the Event's message has the agreed form
         floor       removing a victim gang (and the queue's earlier victims
@@ -119,12 +124,28 @@ def dominant(amount, capacity):
 
 
 
+def held_targets(sample):
+    """Each queue's target scaled by what the queues with a target hold
+    together: target_q * (sum of their dominant shares / sum of their
+    targets). Weighted DRF equalises share_q / weight_q, not share_q =
+    target_q: when queues' dominant resources differ (one cpu-bound, one
+    GPU-bound), their dominant shares add up to more than 100 % of the
+    cluster, each above its target by the same factor, and no queue is owed
+    anything (the Jain index over share / target is scale-free for the same
+    reason). A queue short of its proportion is as far from its held target
+    as from its target when the shares add up to 100 %."""
+    active = [q for q in sample["target"] if sample["target"][q] > 0]
+    total_target = sum(sample["target"][q] for q in active)
+    scale = sum(sample["share"][q] for q in active) / total_target if total_target else 0.0
+    return {q: sample["target"][q] * scale for q in active}
+
+
 def converge_time(samples, t_from, band, hold):
     """Seconds from t_from to the first sample from which every queue with a
-    target stays within `band` (share of the cluster) of it for `hold` s (or
-    to the last sample); None if never."""
+    target stays within `band` (share of the cluster) of its held target
+    (held_targets) for `hold` s (or to the last sample); None if never."""
     after = [s for s in samples if s["t"] >= t_from]
-    ok = [all(abs(s["share"][q] - s["target"][q]) <= band for q in s["target"] if s["target"][q] > 0)
+    ok = [all(abs(s["share"][q] - held) <= band for q, held in held_targets(s).items())
           for s in after]
     for i, s in enumerate(after):
         j = i
@@ -346,7 +367,7 @@ def analyze(records, band=0.05, hold=10.0, flip_window=60.0):
 
 def window_figures(run, samples, a, b):
     """One steady window [a, b) (s since the drive's start): per queue the
-    median target and share, |share - target| median and p90 (nearest rank),
+    median target and share, |share - held target| median and p90 (nearest rank),
     the median Jain index and the utilisation."""
     queues = list(run.weights)
     median = figures.nearest_rank
@@ -355,7 +376,7 @@ def window_figures(run, samples, a, b):
     w = {"from": round(a, 1), "to": round(b, 1), "samples": len(win), "queues": {}}
     for q in queues:
         active = [s for s in win if s["target"][q] > 0]
-        dev = [100 * abs(s["share"][q] - s["target"][q]) for s in active]
+        dev = [100 * abs(s["share"][q] - held_targets(s)[q]) for s in active]
         w["queues"][q] = {
             "target": round(100 * median([s["target"][q] for s in win], 0.5), 2) if win else None,
             "shareMedian": round(100 * median([s["share"][q] for s in win], 0.5), 2) if win else None,
@@ -417,7 +438,7 @@ def checks(fig, max_dev, min_jain, max_converge):
     for name, w in fig["windows"].items():
         for q, x in w["queues"].items():
             if x["deviationMedian"] is not None and x["deviationMedian"] > max_dev:
-                bad.append(f"deviation: {name} {q}: median |share - target| {x['deviationMedian']} % > {max_dev} %"
+                bad.append(f"deviation: {name} {q}: median |share - held target| {x['deviationMedian']} % > {max_dev} %"
                            f" (share {x['shareMedian']} %, target {x['target']} %)")
         if w["jainMedian"] is None or w["jainMedian"] < min_jain:
             bad.append(f"jain: {name}: median Jain index {w['jainMedian']} < {min_jain}")
@@ -450,7 +471,7 @@ def rows(figs):
             out.append((f"  {q} (w {first['weights'][q]}) target / share median %", {
                 n: f"{f['windows'][w]['queues'][q]['target']} / {f['windows'][w]['queues'][q]['shareMedian']}"
                 for n, f in figs.items()}))
-            out.append((f"  {q} |share - target| median / p90 %", {
+            out.append((f"  {q} |share - held target| median / p90 %", {
                 n: f"{fmt(f['windows'][w]['queues'][q]['deviationMedian'])} / "
                    f"{fmt(f['windows'][w]['queues'][q]['deviationP90'])}" for n, f in figs.items()}))
         out.append(("  Jain index median", {n: fmt(f["windows"][w]["jainMedian"]) for n, f in figs.items()}))

@@ -125,6 +125,23 @@ class IndexTest(unittest.TestCase):
         self.assertIsNone(qr.jain([]))
         self.assertIsNone(qr.jain([0, 0]))
 
+    def test_held_targets(self):
+        # A cpu-bound q1 and a GPU-bound q2 (weights 1:2) hold 37 % and 73 %
+        # of the cluster in their dominant resources: weighted DRF's equal
+        # share / weight, both above their targets by the same factor.
+        held = qr.held_targets({"target": {"q1": 1 / 3, "q2": 2 / 3, "q4": 0.0},
+                                "share": {"q1": 0.37, "q2": 0.73, "q4": 0.0}})
+        self.assertEqual(set(held), {"q1", "q2"})  # q4: no demand, no target
+        self.assertAlmostEqual(held["q1"], 0.3667, places=4)
+        self.assertAlmostEqual(held["q2"], 0.7333, places=4)
+        # Shares that add up to 100 % keep their targets: 45/55 stays 12 %
+        # away from 1:2, as before.
+        held = qr.held_targets({"target": {"q1": 1 / 3, "q2": 2 / 3}, "share": {"q1": 0.45, "q2": 0.55}})
+        self.assertAlmostEqual(held["q1"], 1 / 3)
+        # A queue that holds nothing is a whole target away, whatever the other holds.
+        held = qr.held_targets({"target": {"q1": 1 / 3, "q2": 2 / 3}, "share": {"q1": 0.0, "q2": 0.9}})
+        self.assertAlmostEqual(0.0 - held["q1"], -0.3)
+
     def test_converge_time(self):
         def samples(bad_until, blip=None, end=40):
             out = []
