@@ -14,7 +14,7 @@ namespace {
 using Flags = ExtenderFlags;
 
 // The flag setting a string of ServerOptions.
-FlagSetter<Flags> ServerString(std::string ServerOptions::*field) {
+FlagSetter<Flags> ServerString(std::string ServerOptions::* field) {
   return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 
@@ -25,41 +25,36 @@ FlagTable<ExtenderFlags> Setters() {
       {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
       {"tls-key", ServerString(&ServerOptions::tls_key_path)},
       {"client-ca", ServerString(&ServerOptions::client_ca_path)},
-      {"kubeconfig", StringInto<Flags>([](Flags & f) -> auto& { return f.kubeconfig; })},
-      {"metrics-listen", StringInto<Flags>([](Flags & f) -> auto& { return f.metrics_listen; })},
-      {"metrics-port",
-       IntInto<Flags, int>(
-           "metrics-port", 0, 65535, [](Flags & f) -> auto& { return f.metrics_port; })},
-      {"port", IntInto<Flags, int>(
-                   "port", 1, 65535, [](Flags & f) -> auto& { return f.server.port; })},
-      {"max-body-bytes", IntInto<Flags, size_t>(
-                             "max-body-bytes", 1, int64_t{1} << 40,
-                             [](Flags & f) -> auto& { return f.server.max_body_bytes; })},
-      {"max-head-bytes", IntInto<Flags, size_t>(
-                             "max-head-bytes", 1024, int64_t{1} << 30,
-                             [](Flags & f) -> auto& { return f.server.max_head_bytes; })},
-      {"max-headers",
-       IntInto<Flags, int>(
-           "max-headers", 1, 100000, [](Flags & f) -> auto& { return f.server.max_headers; })},
-      {"request-deadline", DurationInto<Flags>(
-                               "request-deadline", std::chrono::seconds(1),
-                               [](Flags & f) -> auto& { return f.server.request_deadline; })},
-      {"keep-alive-timeout", DurationInto<Flags>(
-                                 "keep-alive-timeout", std::chrono::seconds(1),
-                                 [](Flags & f) -> auto& { return f.server.keep_alive_timeout; })},
-      {"max-connections", IntInto<Flags, int>(
-                              "max-connections", 1, 1000000,
-                              [](Flags & f) -> auto& { return f.server.max_connections; })},
+      {"kubeconfig", StringInto<Flags>([](Flags& f) -> auto& { return f.kubeconfig; })},
+      {"metrics-listen", StringInto<Flags>([](Flags& f) -> auto& { return f.metrics_listen; })},
+      {"metrics-port", IntInto<Flags, int>("metrics-port", 0, 65535,
+                                           [](Flags& f) -> auto& { return f.metrics_port; })},
+      {"port",
+       IntInto<Flags, int>("port", 1, 65535, [](Flags& f) -> auto& { return f.server.port; })},
+      {"max-body-bytes",
+       IntInto<Flags, size_t>("max-body-bytes", 1, int64_t{1} << 40,
+                              [](Flags& f) -> auto& { return f.server.max_body_bytes; })},
+      {"max-head-bytes",
+       IntInto<Flags, size_t>("max-head-bytes", 1024, int64_t{1} << 30,
+                              [](Flags& f) -> auto& { return f.server.max_head_bytes; })},
+      {"max-headers", IntInto<Flags, int>("max-headers", 1, 100000,
+                                          [](Flags& f) -> auto& { return f.server.max_headers; })},
+      {"request-deadline",
+       DurationInto<Flags>("request-deadline", std::chrono::seconds(1),
+                           [](Flags& f) -> auto& { return f.server.request_deadline; })},
+      {"keep-alive-timeout",
+       DurationInto<Flags>("keep-alive-timeout", std::chrono::seconds(1),
+                           [](Flags& f) -> auto& { return f.server.keep_alive_timeout; })},
+      {"max-connections",
+       IntInto<Flags, int>("max-connections", 1, 1000000,
+                           [](Flags& f) -> auto& { return f.server.max_connections; })},
       {"max-connections-per-client",
-       IntInto<Flags, int>(
-           "max-connections-per-client", 1, 1000000,
-           [](Flags & f) -> auto& { return f.server.max_connections_per_client; })},
-      {"kube-api-qps",
-       IntInto<Flags, double>(
-           "kube-api-qps", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_qps; })},
-      {"kube-api-burst",
-       IntInto<Flags, int>(
-           "kube-api-burst", 1, 100000, [](Flags & f) -> auto& { return f.kube_api_burst; })},
+       IntInto<Flags, int>("max-connections-per-client", 1, 1000000,
+                           [](Flags& f) -> auto& { return f.server.max_connections_per_client; })},
+      {"kube-api-qps", IntInto<Flags, double>("kube-api-qps", 1, 100000,
+                                              [](Flags& f) -> auto& { return f.kube_api_qps; })},
+      {"kube-api-burst", IntInto<Flags, int>("kube-api-burst", 1, 100000,
+                                             [](Flags& f) -> auto& { return f.kube_api_burst; })},
       {"managed-resource",
        [](const std::string& v, ExtenderFlags& f) {
          if (v.empty()) return FlagError("managed-resource", "empty resource name");
@@ -76,22 +71,19 @@ FlagTable<ExtenderFlags> Setters() {
          return Status::Ok();
        }},
       {"gang-reservation-timeout",
-       DurationInto<Flags>(
-           "gang-reservation-timeout", std::chrono::seconds(1),
-           [](Flags & f) -> auto& { return f.gang.pass.reservation_timeout; })},
+       DurationInto<Flags>("gang-reservation-timeout", std::chrono::seconds(1),
+                           [](Flags& f) -> auto& { return f.gang.pass.reservation_timeout; })},
       {"gang-head-of-line-after",
-       DurationInto<Flags>(
-           "gang-head-of-line-after", Duration::zero(),
-           [](Flags & f) -> auto& { return f.gang.pass.head_of_line_after; })},
+       DurationInto<Flags>("gang-head-of-line-after", Duration::zero(),
+                           [](Flags& f) -> auto& { return f.gang.pass.head_of_line_after; })},
       {"gang-preemption",
-       BoolInto<Flags>(
-           "gang-preemption", [](Flags & f) -> auto& { return f.gang.pass.preemption; })},
+       BoolInto<Flags>("gang-preemption",
+                       [](Flags& f) -> auto& { return f.gang.pass.preemption; })},
       {"queue-reclaim",
-       BoolInto<Flags>(
-           "queue-reclaim", [](Flags & f) -> auto& { return f.gang.pass.reclaim; })},
-      {"queue-reclaim-after", DurationInto<Flags>(
-                                  "queue-reclaim-after", Duration::zero(),
-                                  [](Flags & f) -> auto& { return f.gang.reclaim.after; })},
+       BoolInto<Flags>("queue-reclaim", [](Flags& f) -> auto& { return f.gang.pass.reclaim; })},
+      {"queue-reclaim-after",
+       DurationInto<Flags>("queue-reclaim-after", Duration::zero(),
+                           [](Flags& f) -> auto& { return f.gang.reclaim.after; })},
       {"network-tiers",
        [](const std::string& v, ExtenderFlags& f) {
          topology::ParsedTiers parsed = topology::ParseNetworkTiers(v);
@@ -110,9 +102,9 @@ FlagTable<ExtenderFlags> Setters() {
          f.gpu_profiles = *std::move(profiles);
          return Status::Ok();
        }},
-      {"queue-reclaim-cooldown", DurationInto<Flags>(
-                                     "queue-reclaim-cooldown", Duration::zero(),
-                                     [](Flags & f) -> auto& { return f.gang.reclaim.cooldown; })},
+      {"queue-reclaim-cooldown",
+       DurationInto<Flags>("queue-reclaim-cooldown", Duration::zero(),
+                           [](Flags& f) -> auto& { return f.gang.reclaim.cooldown; })},
       {"score-mode",
        [](const std::string& v, ExtenderFlags& f) {
          if (v == "binpack") {

@@ -99,8 +99,7 @@ TEST(JsonToYamlTest, KubectlStyle) {
       {R"({"cpu":"1000m","memory":"100Mi","gpu":"1","v":"1.2.3"})",
        "cpu: 1000m\nmemory: 100Mi\ngpu: \"1\"\nv: 1.2.3\n"},
       // Empty maps and lists stay on their key's line.
-      {R"({"labels":{},"items":[],"spec":{"x":[]}})",
-       "labels: {}\nitems: []\nspec:\n  x: []\n"},
+      {R"({"labels":{},"items":[],"spec":{"x":[]}})", "labels: {}\nitems: []\nspec:\n  x: []\n"},
   };
   for (const auto& c : cases) {
     StatusOr<std::string> got = JsonToYaml(c.json);
