@@ -6,10 +6,6 @@
 namespace muster::cli {
 namespace {
 
-Status UsageError(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
 const FlagSpec* FindLong(const std::vector<FlagSpec>& specs, std::string_view name) {
   auto it =
       std::find_if(specs.begin(), specs.end(), [&](const FlagSpec& s) { return s.name == name; });
@@ -41,7 +37,7 @@ StatusOr<FlagToken> ReadFlagToken(const std::string& arg, const std::vector<Flag
   } else if (token.shown.size() == 2) {
     token.spec = FindShort(specs, token.shown[1]);
   }
-  if (token.spec == nullptr) return UsageError("unknown flag " + token.shown);
+  if (token.spec == nullptr) return InvalidArgumentError("unknown flag " + token.shown);
   return token;
 }
 
@@ -73,8 +69,8 @@ StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::vector
     if (!spec.takes_value) {
       const std::string v = token.inline_value.value_or("true");
       if (v != "true" && v != "false") {
-        return UsageError("flag " + token.shown + " takes no value (or true/false), not \"" + v +
-                          "\"");
+        return InvalidArgumentError("flag " + token.shown +
+                                    " takes no value (or true/false), not \"" + v + "\"");
       }
       args.values[spec.name] = v;
       continue;
@@ -84,8 +80,8 @@ StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::vector
     } else if (i + 1 < argv.size()) {
       args.values[spec.name] = argv[++i];
     } else {
-      return UsageError("flag " + token.shown + " needs a value" +
-                        (spec.value_name.empty() ? "" : " (" + spec.value_name + ")"));
+      return InvalidArgumentError("flag " + token.shown + " needs a value" +
+                                  (spec.value_name.empty() ? "" : " (" + spec.value_name + ")"));
     }
   }
   return args;

@@ -181,7 +181,8 @@ StatusOr<int32_t> PositiveFlag(const Args& args, std::string_view flag, int32_t 
     if (used == text.size() && value > 0) return value;
   } catch (const std::exception&) {  // not a number: the error below
   }
-  return Invalid("flag --" + std::string(flag) + ": \"" + text + "\" is not a positive integer");
+  return InvalidArgumentError("flag --" + std::string(flag) + ": \"" + text +
+                              "\" is not a positive integer");
 }
 
 // `job run`'s flags as a RunSpec (every flag checked before any API call).
@@ -195,8 +196,8 @@ StatusOr<RunSpec> PlanRun(const Args& args, std::string ns) {
   MUSTER_ASSIGN_OR_RETURN(spec.min_available, PositiveFlag(args, "min", 1));
   MUSTER_ASSIGN_OR_RETURN(spec.replicas, PositiveFlag(args, "replicas", 1));
   if (spec.min_available > spec.replicas) {
-    return Invalid("flag --min: " + std::to_string(spec.min_available) +
-                   " is more than --replicas " + std::to_string(spec.replicas));
+    return InvalidArgumentError("flag --min: " + std::to_string(spec.min_available) +
+                                " is more than --replicas " + std::to_string(spec.replicas));
   }
   MUSTER_ASSIGN_OR_RETURN(spec.requests,
                           ParseResourceList("--requests", args.Get("requests", kVcctlResources)));
@@ -207,7 +208,7 @@ StatusOr<RunSpec> PlanRun(const Args& args, std::string ns) {
 
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path == "-" ? "/dev/stdin" : path, std::ios::binary);
-  if (!in) return Invalid("flag --filename: cannot read \"" + path + "\"");
+  if (!in) return InvalidArgumentError("flag --filename: cannot read \"" + path + "\"");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -222,14 +223,16 @@ StatusOr<Manifest> PlanRunBody(const Args& args, const std::string& ns) {
   for (const char* flag :
        {"name", "image", "min", "replicas", "requests", "limits", "scheduler", "queue"}) {
     if (args.Has(flag)) {
-      return Invalid("flag --" + std::string(flag) +
-                     ": not with --filename (the manifest says it)");
+      return InvalidArgumentError("flag --" + std::string(flag) +
+                                  ": not with --filename (the manifest says it)");
     }
   }
-  if (!args.positional.empty()) return Invalid("flag --filename: no NAME with a manifest");
+  if (!args.positional.empty())
+    return InvalidArgumentError("flag --filename: no NAME with a manifest");
   MUSTER_ASSIGN_OR_RETURN(std::string text, ReadFile(args.Get("filename")));
   StatusOr<Manifest> manifest = JobManifest(text, ns, args.Has("namespace"));
-  if (!manifest.ok()) return Invalid("flag --filename: " + manifest.status().message());
+  if (!manifest.ok())
+    return InvalidArgumentError("flag --filename: " + manifest.status().message());
   return manifest;
 }
 

@@ -15,10 +15,6 @@ namespace {
 constexpr std::string_view kBatchApiVersion = "batch.volcano.sh/v1alpha1";
 constexpr size_t kEventsShown = 10;
 
-Status Invalid(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
 std::string CreationDate(Time created) {
   if (created.is_zero()) return "<unknown>";
   return FormatRfc3339(created).substr(0, 10);  // vcctl: "2006-01-02"
@@ -293,13 +289,13 @@ StatusOr<std::map<std::string, std::string>> ParseResourceList(std::string_view 
     const std::string_view entry = text.substr(start, comma - start);
     const size_t eq = entry.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == entry.size()) {
-      return Invalid("flag " + std::string(flag) + ": \"" + std::string(entry) +
-                     "\" is not NAME=QUANTITY (e.g. cpu=1000m,memory=100Mi)");
+      return InvalidArgumentError("flag " + std::string(flag) + ": \"" + std::string(entry) +
+                                  "\" is not NAME=QUANTITY (e.g. cpu=1000m,memory=100Mi)");
     }
     const std::string name(entry.substr(0, eq));
     const std::string quantity(entry.substr(eq + 1));
     if (StatusOr<int64_t> q = ParseResourceQuantity(name, quantity); !q.ok()) {
-      return Invalid("flag " + std::string(flag) + ": " + q.status().message());
+      return InvalidArgumentError("flag " + std::string(flag) + ": " + q.status().message());
     }
     list[name] = quantity;
     start = comma + 1;
@@ -346,19 +342,20 @@ StatusOr<Manifest> JobManifest(std::string_view text, std::string_view ns, bool 
   const std::string api_version = StringMember(doc, "apiVersion");
   if (!doc.IsObject() || StringMember(doc, "kind") != "Job" ||
       api_version.rfind("batch.volcano.sh/", 0) != 0) {
-    return Invalid("not a Volcano Job (want apiVersion batch.volcano.sh/v1alpha1, kind Job)");
+    return InvalidArgumentError(
+        "not a Volcano Job (want apiVersion batch.volcano.sh/v1alpha1, kind Job)");
   }
   if (!doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
-    return Invalid("metadata.name: a Job needs a name");
+    return InvalidArgumentError("metadata.name: a Job needs a name");
   }
   rapidjson::Value& meta = doc["metadata"];
   Manifest out;
   out.name = StringMember(meta, "name");
-  if (out.name.empty()) return Invalid("metadata.name: a Job needs a name");
+  if (out.name.empty()) return InvalidArgumentError("metadata.name: a Job needs a name");
   out.ns = StringMember(meta, "namespace");
   if (!out.ns.empty() && ns_given && out.ns != ns) {
-    return Invalid("the manifest's namespace \"" + out.ns + "\" is not -n's \"" + std::string(ns) +
-                   "\"");
+    return InvalidArgumentError("the manifest's namespace \"" + out.ns + "\" is not -n's \"" +
+                                std::string(ns) + "\"");
   }
   if (out.ns.empty()) {
     out.ns = std::string(ns);
@@ -374,10 +371,10 @@ StatusOr<std::vector<std::string>> ListItems(std::string_view list_json) {
   rapidjson::Document doc;
   MUSTER_RETURN_IF_ERROR(kube::ParseDocument(list_json, &doc));
   std::vector<std::string> items;
-  if (!doc.IsObject()) return Invalid("a list answer is not a JSON object");
+  if (!doc.IsObject()) return InvalidArgumentError("a list answer is not a JSON object");
   if (!doc.HasMember("items") || doc["items"].IsNull()) return items;
   const rapidjson::Value& list = doc["items"];
-  if (!list.IsArray()) return Invalid("items: not an array");
+  if (!list.IsArray()) return InvalidArgumentError("items: not an array");
   for (const auto& item : list.GetArray()) items.push_back(kube::ToCompactJson(item));
   return items;
 }

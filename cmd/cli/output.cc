@@ -13,15 +13,11 @@
 namespace muster::cli {
 namespace {
 
-Status Invalid(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
 StatusOr<rapidjson::Document> ParseJson(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
-    return Invalid("not JSON (at byte " + std::to_string(doc.GetErrorOffset()) + ")");
+    return InvalidArgumentError("not JSON (at byte " + std::to_string(doc.GetErrorOffset()) + ")");
   }
   return doc;
 }
@@ -134,8 +130,8 @@ StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
   if (text == "wide") return OutputFormat::kWide;
   if (text == "json") return OutputFormat::kJson;
   if (text == "yaml") return OutputFormat::kYaml;
-  return Invalid("flag -o: unknown output format \"" + std::string(text) +
-                 "\" (one of: wide, json, yaml)");
+  return InvalidArgumentError("flag -o: unknown output format \"" + std::string(text) +
+                              "\" (one of: wide, json, yaml)");
 }
 
 std::string Table::Render() const {
@@ -211,11 +207,11 @@ StatusOr<std::string> YamlToJson(std::string_view yaml) {
   try {
     docs = YAML::LoadAll(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return Invalid("not YAML: line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    return InvalidArgumentError("not YAML: line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   std::erase_if(docs, [](const YAML::Node& d) { return d.IsNull(); });
   if (docs.size() != 1) {
-    return Invalid("expected one document, found " + std::to_string(docs.size()));
+    return InvalidArgumentError("expected one document, found " + std::to_string(docs.size()));
   }
   rapidjson::Document doc;
   NodeToJson(docs[0], &doc, doc.GetAllocator());

@@ -165,11 +165,11 @@ StatusOr<QueueSpecFlags> PlanCreate(const Args& args) {
     spec.weight = std::stoi(weight, &used);
     if (used != weight.size() || spec.weight < 1) throw std::invalid_argument(weight);
   } catch (const std::exception&) {
-    return Invalid("flag --weight: \"" + weight + "\" is not a positive integer");
+    return InvalidArgumentError("flag --weight: \"" + weight + "\" is not a positive integer");
   }
   const std::string state = args.Get("state", "Open");
   if (state != "Open" && state != "Closed") {
-    return Invalid("flag --state: \"" + state + "\" is not Open or Closed");
+    return InvalidArgumentError("flag --state: \"" + state + "\" is not Open or Closed");
   }
   spec.parent = args.Get("parent");
   if (args.Has("capability")) {

@@ -8,10 +8,6 @@
 
 namespace muster::cli {
 
-Status Invalid(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-
 std::vector<FlagSpec> WithConnection(std::vector<FlagSpec> own) {
   for (FlagSpec& f : ConnectionFlags()) own.push_back(std::move(f));
   return own;
@@ -42,9 +38,10 @@ StatusOr<std::string> OneName(const Args& args, std::string_view kind) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   const std::string word(kind);
-  if (names.empty() || names.front().empty()) return Invalid("a " + word + " NAME is required");
+  if (names.empty() || names.front().empty())
+    return InvalidArgumentError("a " + word + " NAME is required");
   if (names.size() > 1) {
-    return Invalid("one " + word + " NAME, not " + std::to_string(names.size()));
+    return InvalidArgumentError("one " + word + " NAME, not " + std::to_string(names.size()));
   }
   return names.front();
 }
@@ -52,7 +49,7 @@ StatusOr<std::string> OneName(const Args& args, std::string_view kind) {
 StatusOr<OutputFormat> ListFormat(const Args& args, std::string_view view) {
   StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
   if (format.ok() && !args.positional.empty()) {
-    return Invalid("takes no NAME (use " + std::string(view) + ")");
+    return InvalidArgumentError("takes no NAME (use " + std::string(view) + ")");
   }
   return format;
 }
@@ -60,7 +57,7 @@ StatusOr<OutputFormat> ListFormat(const Args& args, std::string_view view) {
 StatusOr<OutputFormat> ObjectFormat(const Args& args, std::string_view verb) {
   StatusOr<OutputFormat> format = ParseOutputFormat(args.Get("output"));
   if (format.ok() && *format == OutputFormat::kWide) {
-    return Invalid("flag -o: " + std::string(verb) + " prints json or yaml, not wide");
+    return InvalidArgumentError("flag -o: " + std::string(verb) + " prints json or yaml, not wide");
   }
   return format;
 }

@@ -37,9 +37,6 @@ struct Noun {
   std::vector<Verb> verbs;
 };
 
-// InvalidArgument with `message`.
-Status Invalid(std::string message);
-
 // `own` followed by the connection flags (session.h) / muster's state flags
 // (muster_state.h).
 std::vector<FlagSpec> WithConnection(std::vector<FlagSpec> own);
