@@ -63,8 +63,9 @@ build: deps
 	cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build -j$(JOBS)
 
+# K8S=v1.34.4 runs the e2e tier on that Kubernetes version (default v1.37.2).
 unit sanitize tsan fuzz e2e: deps
-	TIERS=$@ ./tools/run-tests.sh
+	TIERS=$@ $(if $(K8S),MUSTER_K8S_VERSION=$(K8S)) ./tools/run-tests.sh
 
 soak: deps                 ## 30 min of seeded random churn on 100 kwok nodes: muster's RSS, fds, caches and invariants (not CI; SOAK_ARGS="--minutes 3" for a smoke)
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF

@@ -1,4 +1,4 @@
-// Golden tests: each verb's request as kube-scheduler v1.30-v1.34 encodes it
+// Golden tests: each verb's request as kube-scheduler v1.30-v1.37 encodes it
 // (PascalCase, null fields, both nodeCacheCapable modes) -> Pipeline -> the
 // reply, compared canonically with extender/testdata/*_reply.json.
 //
@@ -83,6 +83,13 @@ TEST(GoldenTest, EveryVerbAsKubeSchedulerSpeaksIt) {
        "codec:filter_args_v133_pod.json", "filter_v133_reply.json"},
       {"filter v1.34 pod (sidecar, no null timestamps)", Verb::kFilter,
        "filter_args_v134_cache.json", "filter_v134_reply.json"},
+      // Captured from kube-scheduler v1.37.2 (profile volcano, e2e cluster):
+      // the request body verbatim, compact, with metadata.generation and the
+      // last-applied annotation; only the node names and the namespace
+      // (default -> ml) are mapped to this cluster's. A 4-GPU member of
+      // ml/finetune.
+      {"filter v1.37.2 capture", Verb::kFilter, "filter_args_v137_capture.json",
+       "filter_v137_reply.json"},
       // filter, non-cache: Node objects in, the passing ones echoed verbatim.
       {"filter non-cache", Verb::kFilter, "codec:filter_args_noncache.json",
        "filter_noncache_reply.json"},

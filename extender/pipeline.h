@@ -13,7 +13,8 @@
 // pipeline.cc holds the steps the verbs share (decode of the candidates, the
 // gang gate, what filter asks the queue, the demand of a pod).
 //
-// The wire contract (kube-scheduler v1.30-v1.34: k8s.io/kube-scheduler/extender/v1,
+// The wire contract (kube-scheduler v1.30-v1.37: k8s.io/kube-scheduler/extender/v1,
+// whose types.go is the same in v0.34.4 and v0.37.2;
 // HTTPExtender in pkg/scheduler/extender.go):
 //  - filter and bind always answer HTTP 200; a fault (a body that does not
 //    decode, a bind that failed) travels in "Error", which fails the pod's

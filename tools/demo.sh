@@ -108,7 +108,7 @@ print(json.dumps({"items": a["items"] + b["items"]}))' "$DEMO_DIR/.demo-pods.jso
 
 The cluster keeps running. Use it with:
   export KUBECONFIG=$KUBECONFIG
-  alias kubectl=$MUSTER_KUBECTL   # v1.34.4, the one the cluster was built with
+  alias kubectl=$MUSTER_KUBECTL   # $MUSTER_K8S_VERSION, the version the cluster runs
   kubectl -n $NS get pods -o wide
   kubectl apply -f <your Volcano Job>.yaml      # CRDs: manifests/crds/
 Stop it with: make demo-down

@@ -2,36 +2,49 @@
 # Build the pinned control-plane components for the e2e cluster into a cache
 # outside the repo, keyed by version:
 #
-#   ${MUSTER_CACHE:-$HOME/.cache/muster}/k8s-v1.34.4/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/k8s-<version>/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
 #   ${MUSTER_CACHE:-$HOME/.cache/muster}/etcd-v3.6.4/bin/etcd
 #   ${MUSTER_CACHE:-$HOME/.cache/muster}/kwok-v0.7.0/bin/kwok
 #
 # Idempotent: a binary that is present and reports the pinned version is not
 # rebuilt. Needs only the Go toolchain and the Go module proxy. Kubernetes and
-# etcd are built from the wrapper modules next to this script (k8s-bins/,
-# etcd-bin/) with their committed go.sum (-mod=readonly: nothing is resolved
+# etcd are built from the wrapper modules next to this script
+# (k8s-bins/<version>/, etcd-bin/) with their committed go.sum (-mod=readonly: nothing is resolved
 # afresh); kwok has no replace directives, so `go install ...@version` builds
 # it from its own go.mod. GOMODCACHE and GOCACHE stay at the Go defaults so
 # later runs on the same host reuse them.
 #
 # Usage: build-components.sh [--print-env] [--no-build] [--force]
-#   --print-env  after building, print `export K8S_BIN_DIR=... ETCD_BIN=... KWOK_BIN=...`
+#   --print-env  after building, print `export K8S_VERSION=... K8S_BIN_DIR=... ETCD_BIN=... KWOK_BIN=...`
 #                on stdout, for: eval "$(e2e/cluster/build-components.sh --print-env)"
 #                (progress always goes to stderr)
 #   --no-build   build nothing; exit 1 if a component is missing or stale
 #   --force      rebuild even what is already built
-# Environment: MUSTER_CACHE (cache root), GO (go command), GOFLAGS (passed on;
-# e.g. GOFLAGS=-p=1 under `nice -n 19` to use idle CPU only).
+# Environment: MUSTER_K8S_VERSION (the Kubernetes version: one that has a
+# wrapper module k8s-bins/<version>/, "v" optional; default below), MUSTER_CACHE
+# (cache root), GO (go command), GOFLAGS (passed on; e.g. GOFLAGS=-p=1 under
+# `nice -n 19` to use idle CPU only).
 set -euo pipefail
 
 # Pinned versions. K8S_VERSION and ETCD_VERSION must match the require lines
-# of k8s-bins/go.mod and etcd-bin/go.mod (checked below).
-readonly K8S_VERSION=v1.34.4
+# of k8s-bins/<version>/go.mod and etcd-bin/go.mod (checked below). Each
+# Kubernetes version has its own wrapper module and its own cache directory,
+# so several versions live side by side. etcd v3.6.4 serves every version we
+# test (v1.34 and v1.37 both link the v3.6 client).
+readonly DEFAULT_K8S_VERSION=v1.37.2
+K8S_VERSION=${MUSTER_K8S_VERSION:-$DEFAULT_K8S_VERSION}
+K8S_VERSION=v${K8S_VERSION#v}
+readonly K8S_VERSION
+readonly K8S_WRAPPER=k8s-bins/$K8S_VERSION
 readonly ETCD_VERSION=v3.6.4
 readonly KWOK_VERSION=v0.7.0
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
+if [[ ! -f $HERE/$K8S_WRAPPER/go.mod ]]; then
+  echo "build-components.sh: Kubernetes $K8S_VERSION is not supported (no $K8S_WRAPPER/go.mod); supported: $(cd "$HERE/k8s-bins" && echo v*)" >&2
+  exit 2
+fi
 readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
 readonly K8S_BIN_DIR=$CACHE_ROOT/k8s-$K8S_VERSION/bin
 readonly ETCD_BIN_DIR=$CACHE_ROOT/etcd-$ETCD_VERSION/bin
@@ -158,9 +171,9 @@ build_k8s() {
   fi
   ((no_build)) && die "k8s $K8S_VERSION: missing or stale: ${todo[*]} (run without --no-build)"
   need_go
-  check_pin k8s-bins k8s.io/kubernetes "$K8S_VERSION"
+  check_pin "$K8S_WRAPPER" k8s.io/kubernetes "$K8S_VERSION"
   mkdir -p "$K8S_BIN_DIR"
-  download k8s-bins "k8s $K8S_VERSION"
+  download "$K8S_WRAPPER" "k8s $K8S_VERSION"
   minor=${K8S_VERSION#v1.}
   minor=${minor%%.*}
   # What upstream's hack/lib/version.sh stamps (no git commit: we build from
@@ -172,7 +185,7 @@ build_k8s() {
   for cmd in "${todo[@]}"; do
     t0=$SECONDS
     log "k8s $K8S_VERSION: building $cmd"
-    build_to k8s-bins "$K8S_BIN_DIR/$cmd" "k8s.io/kubernetes/cmd/$cmd" "$ld" ||
+    build_to "$K8S_WRAPPER" "$K8S_BIN_DIR/$cmd" "k8s.io/kubernetes/cmd/$cmd" "$ld" ||
       die "k8s $K8S_VERSION: building $cmd failed"
     k8s_ok "$cmd" || die "k8s $K8S_VERSION: $cmd was built but does not report $K8S_VERSION"
     log "k8s $K8S_VERSION: built $cmd in $((SECONDS - t0))s ($(du -h "$K8S_BIN_DIR/$cmd" | cut -f1))"
@@ -230,6 +243,7 @@ build_k8s
 log "all components ready"
 
 if ((print_env)); then
+  printf 'export K8S_VERSION=%q\n' "$K8S_VERSION"
   printf 'export K8S_BIN_DIR=%q\n' "$K8S_BIN_DIR"
   printf 'export ETCD_BIN=%q\n' "$ETCD_BIN_DIR/etcd"
   printf 'export KWOK_BIN=%q\n' "$KWOK_BIN_DIR/kwok"

@@ -33,7 +33,7 @@
 #       a bounded wait), check that none is alive and no recorded port is
 #       listening, remove DIR. Exits non-zero if anything is left behind.
 #   cluster.sh env [--dir DIR]
-#       Print `export` lines: KUBECONFIG, MUSTER_KUBECTL, MUSTER_E2E_DIR,
+#       Print `export` lines: KUBECONFIG, MUSTER_KUBECTL, MUSTER_K8S_VERSION, MUSTER_E2E_DIR,
 #       MUSTER_EXTENDER_PORT and MUSTER_<COMPONENT>_PORT for every port.
 #   cluster.sh status [--dir DIR]
 #       Show each recorded process (alive/dead) and port.
@@ -72,7 +72,9 @@
 #   cluster.sh api-proxy delay MS|reset SECONDS|pass [--dir DIR]
 #       On a cluster `up --api-proxy`: write that fault line to the proxy's
 #       control file (api_proxy.py applies it within 100 ms).
-# Environment: MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
+# Environment: MUSTER_K8S_VERSION (the Kubernetes version of every control-plane
+# component and kubectl: see build-components.sh; `env` prints it as
+# MUSTER_K8S_VERSION), MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
 # Without --dir, down/env/status use the cluster named in
@@ -317,6 +319,7 @@ print_env() { # dir
   printf 'export KUBECONFIG=%q\n' "$dir/admin.kubeconfig"
   printf 'export MUSTER_E2E_DIR=%q\n' "$dir"
   printf 'export MUSTER_KUBECTL=%q\n' "$(state_get "$dir" kubectl)"
+  printf 'export MUSTER_K8S_VERSION=%q\n' "$(state_get "$dir" k8s_version || true)"
   while read -r name port; do
     var=${name^^}
     var=${var//-/_}
@@ -1027,11 +1030,11 @@ cmd_up() {
   envs=$("$HERE/build-components.sh" "${build_args[@]}") || die "components are not available"
   eval "$envs"
   # Only for this script: etcd would read an exported ETCD_BIN as a flag.
-  export -n K8S_BIN_DIR ETCD_BIN KWOK_BIN
+  export -n K8S_VERSION K8S_BIN_DIR ETCD_BIN KWOK_BIN
   local kubectl=$K8S_BIN_DIR/kubectl
   local t_bins
   t_bins=$(now_us)
-  log "components ready: $K8S_BIN_DIR, $ETCD_BIN, $KWOK_BIN"
+  log "components ready: Kubernetes $K8S_VERSION in $K8S_BIN_DIR, $ETCD_BIN, $KWOK_BIN"
 
   # 2. State directory.
   if [[ -z $dir ]]; then
@@ -1058,6 +1061,7 @@ cmd_up() {
     echo "$STATE_MAGIC"
     echo "dir $dir"
     echo "kubectl $kubectl"
+    echo "k8s_version $K8S_VERSION"
     echo "cluster_file $(cd "$(dirname "$cluster_file")" && pwd)/$(basename "$cluster_file")"
     [[ -z $muster_bin ]] || echo "muster_bin $muster_bin"
     ((replicas == 1)) || echo "replicas $replicas"

@@ -179,11 +179,15 @@ if out=$(k patch vcjob svc-scale --type=json \
   -p '[{"op":"replace","path":"/spec/tasks/0/template/spec/containers/0/image","value":"registry.invalid/fake:2"}]' 2>&1); then
   fail "a change of the task's image was accepted"
 fi
-expect_contains "image change refused" "$out" "spec.tasks: Invalid value: \"array\": tasks[0].template: $frozen"
+# The field, then the rule's message: Kubernetes 1.34 puts the value's
+# CEL type between them ('Invalid value: "array": ...'), 1.37 does not.
+expect_contains "image change refused on spec.tasks" "$out" "spec.tasks: Invalid value: "
+expect_contains "image change refused" "$out" "tasks[0].template: $frozen"
 if out=$(k patch vcjob svc-scale --type=merge -p '{"spec":{"queue":"other"}}' 2>&1); then
   fail "a change of the queue was accepted"
 fi
-expect_contains "queue change refused" "$out" "spec.queue: Invalid value: \"object\": $frozen"
+expect_contains "queue change refused on spec.queue" "$out" "spec.queue: Invalid value: "
+expect_contains "queue change refused" "$out" ": $frozen"
 expect_eq "the image as created" "$(field vcjob/svc-scale '{.spec.tasks[0].template.spec.containers[0].image}')" \
   registry.invalid/fake:1
 # (b) a scale: the third worker, the PodGroup, the hosts ConfigMap.

@@ -1,6 +1,7 @@
 // Wrapper module pinning the Kubernetes control-plane components that the e2e
 // cluster runs (kube-apiserver, kube-scheduler, kube-controller-manager,
-// kubectl). Built by ../build-components.sh; nothing here is muster code.
+// kubectl) of Kubernetes v1.34.4. Built by ../../build-components.sh when
+// MUSTER_K8S_VERSION=v1.34.4; nothing here is muster code.
 //
 // k8s.io/kubernetes requires its 31 staging modules at v0.0.0 and replaces
 // them with ./staging/src/... paths, which do not apply to a dependency, so
