@@ -86,7 +86,7 @@ running_pods() {
     awk '$1 == "Running" && $2 == "<none>"' | wc -l
 }
 running_is() { (($(running_pods "$1") == $2)); }
-pods_gone() { [[ -z $(k get pods -l "volcano.sh/job-name=$1" -o name) ]]; }
+pods_gone() { k_none pods -l "volcano.sh/job-name=$1"; }
 no_pods_counted() {
   [[ $(field "vcjob/$1" '{.status.pending}/{.status.running}/{.status.unknown}') =~ ^(0?/){2}0?$ ]]
 }

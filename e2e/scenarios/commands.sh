@@ -41,7 +41,7 @@ job_pods() {
     awk '$4 == "<none>" {print $1, $2, $3}'
 }
 # Every pod, being deleted or not.
-pods_gone() { [[ -z $(k get pods -l "volcano.sh/job-name=$1" -o name) ]]; }
+pods_gone() { k_none pods -l "volcano.sh/job-name=$1"; }
 running_is() { (($(job_pods "$1" | awk -v v="${3:-}" '$2 == "Running" && (v == "" || $3 == v)' | wc -l) == $2)); }
 queue_state() { "$MUSTER_KUBECTL" get queue "$QUEUE" -o 'jsonpath={.status.state}'; }
 queue_state_is() { [[ $(queue_state) == "$1" ]]; }

@@ -95,7 +95,7 @@ pg_message_has() { [[ $(pg_message "$1") == *"$2"* ]]; }
 events_of() { # PODGROUP REASON: how many such Events it has
   k get events --field-selector "involvedObject.name=$1,reason=$2" -o name | wc -l
 }
-case_gone() { ! k get pods -l "e2e.muster.io/case=$1" -o name | grep -q .; }
+case_gone() { k_none pods -l "e2e.muster.io/case=$1"; }
 end_case() {
   k delete podgroups,pods -l "e2e.muster.io/case=$1" --wait=false >/dev/null
   wait_for "the pods of case $1 gone" 60 case_gone "$1"

@@ -86,7 +86,7 @@ count_is() { # WANT JOB [PHASE [TASK [VERSION]]]
   (($(count "$@") == want))
 }
 # Every pod of the job, being deleted or not, is gone.
-pods_gone() { [[ -z $(k get pods -l "volcano.sh/job-name=$1" -o name) ]]; }
+pods_gone() { k_none pods -l "volcano.sh/job-name=$1"; }
 task_gone() { ! job_pods "$1" | awk -v t="$2" '$5 == t' | grep -q .; }
 gone() { ! k get "$1" -o name >/dev/null 2>&1; }
 env_of() { # POD NAME -> the value of env NAME of the first container

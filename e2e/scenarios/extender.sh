@@ -47,6 +47,19 @@ k delete pod huge-0 first-0 --wait=false >/dev/null
 
 # --- 200 pods at once on 16 nodes ----------------------------------------------------
 wait_for "first-0 and huge-0 gone" 60 no_pods_left
+# "Full" and "stable once full" below need every GPU the burst does not get to
+# stay held: pods of other namespaces that finish later (CI once met 4 GPUs
+# freed 3 s after the cluster was full, bound at once to 4 more burst pods)
+# make room that muster rightly fills. Start once no one else holds a GPU.
+no_gpus_elsewhere() {
+  local summary
+  summary=$(check_placements) || return 1
+  [[ $(json_field "$summary" gpusElsewhere) == 0 ]] || {
+    echo "$summary"
+    return 1
+  }
+}
+wait_for "no GPU held outside $E2E_NS" 120 no_gpus_elsewhere
 t0=${EPOCHREALTIME//[.,]/}
 python3 "$PLACEMENT" pods burst 200 1,1,2,4 >"$E2E_TMP/burst.json"
 k create -f "$E2E_TMP/burst.json" >/dev/null || fail "cannot create 200 pods"
@@ -79,6 +92,10 @@ e2e_log "bind failures so far (refused reservations and API errors): $bind_failu
 # Stable: nothing more is bound once full.
 sleep 3
 summary2=$(check_placements) || fail "placement invariants broken later: $summary2"
+if [[ $(json_field "$summary2" bound) != "$(json_field "$summary" bound)" ]]; then
+  e2e_log "full: $summary"
+  e2e_log "3 s later: $summary2"
+fi
 expect_eq "bound pods 3 s later" "$(json_field "$summary2" bound)" "$(json_field "$summary" bound)"
 
 # A pending pod's FailedScheduling names muster's reason.

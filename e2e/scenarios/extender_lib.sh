@@ -24,7 +24,7 @@ metric_sum() {
     awk -v n="$1" 'index($1, n "{") == 1 || $1 == n {s += $2} END {printf "%d\n", s}'
 }
 
-no_pods_left() { [[ -z $(k get pods -o name) ]]; }
+no_pods_left() { k_none pods; }
 
 # json_field JSON KEY: a top-level field of a one-line JSON object.
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }

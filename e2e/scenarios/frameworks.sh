@@ -234,7 +234,7 @@ k get pods -o wide --no-headers | grep -v '^blocker' | sed 's/^/  /' || true
 
 # Room frees: the blocker goes.
 k delete deployment blocker --wait=false >/dev/null
-blockers_gone() { [[ -z $(k get pods -l app=blocker -o name) ]]; }
+blockers_gone() { k_none pods -l app=blocker; }
 wait_for "blocker pods gone" 60 blockers_gone
 await "KubeRay rc-a: head + 2 workers Running, PodGroup Running" 60 running_whole ray rc-a ray-rc-a-pg
 await "PyTorchJob pt-a: Inqueue, then master + worker Running, PodGroup Running" 60 \
@@ -244,7 +244,7 @@ await "Spark sp-a: driver, then 2 executors Running, PodGroup Running" 60 \
 k get pods -o wide --no-headers | sed 's/^/  /' || true
 
 k delete pods,podgroups --all --wait=false >/dev/null
-no_pods() { [[ -z $(k get pods -o name) ]]; }
+no_pods() { k_none pods; }
 wait_for "part a's pods gone" 60 no_pods
 
 # --- b. queues -------------------------------------------------------------------

@@ -239,7 +239,7 @@ gang_end_side() {
   "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
   E2E_NS=
 }
-gang_no_pods() { [[ -z $(k get pods -o name) ]]; }
+gang_no_pods() { k_none pods; }
 
 # gang_start_muster: start the extender (the stock side ran without it, so
 # it never saw the stock pods' PodGroups).

@@ -123,7 +123,11 @@ pass "6 half-GPU workers on 3 GPUs: $(python3 -c 'import json,sys; print(json.lo
 # ---- 3. the master completes: the Job completes, the workers go, the GPUs free.
 k annotate pod lm-mpi-job-mpimaster-0 muster.io/run-seconds=1 >/dev/null
 wait_for "lm-mpi-job Completed" 60 job_phase_is lm-mpi-job Completed
-workers_of_job1_gone() { ! k get pods -o name | grep -q 'lm-mpi-job-mpiworker'; }
+workers_of_job1_gone() {
+  local names
+  names=$(k get pods -o name) || return 1
+  ! grep -q 'lm-mpi-job-mpiworker' <<<"$names"
+}
 wait_for "lm-mpi-job's workers cleaned up" 60 workers_of_job1_gone
 shared_is() { [[ $(metric 'muster_gpus_shared{use="shared"}') == "$1" ]]; }
 wait_for "muster_gpus_shared{shared} back to 2" 30 shared_is 2

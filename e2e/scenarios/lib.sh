@@ -55,6 +55,15 @@ wait_for() {
   done
 }
 
+# k_none ARGS...: `k get ARGS -o name` answered and listed nothing (for
+# wait_for). A failed call is "not yet": its empty output must never read as
+# "none left".
+k_none() {
+  local names
+  names=$(k get "$@" -o name) || return 1
+  [[ -z $names ]]
+}
+
 # field KIND/NAME JSONPATH: one field of an object in the namespace.
 field() { k get "$1" -o "jsonpath=$2"; }
 
@@ -93,8 +102,12 @@ failed_scheduling() {
 # (kube/client/client_e2e.cc: client-e2e-<pid>), whose pods hold GPUs of the
 # shared cluster while its namespace goes (a burst right after it counted
 # them as taken, and bound more pods once they went).
+# Gone only when the list was read: a failed kubectl call is "not yet", never
+# "gone" (as a bare `! kubectl ... | grep -q` would have it).
 earlier_namespaces_gone() {
-  ! "$MUSTER_KUBECTL" get namespaces -o name | grep -qE '^namespace/(client-)?e2e-'
+  local names
+  names=$("$MUSTER_KUBECTL" get namespaces -o name) || return 1
+  ! grep -qE '^namespace/(client-)?e2e-' <<<"$names"
 }
 
 # new_namespace: a fresh namespace for this scenario (E2E_NS), with its

@@ -17,7 +17,9 @@ Subcommands:
           Binding annotations muster.io/node = spec.nodeName and
           muster.io/resources = its GPU request.
       Summary keys: bound, pending (pods of NAMESPACE), gpusUsed and
-      gpusAllocatable (whole cluster), overcommitted (nodes), badAnnotations.
+      gpusAllocatable (whole cluster), overcommitted (nodes), badAnnotations,
+      gpusElsewhere and elsewhere (GPUs held by live pods of other
+      namespaces, and up to 10 of them as "ns/name on node: N").
   cache-check STATE_FILE
       Read `kubectl get pods -A -o json` on stdin and the extender's
       /debug/state from STATE_FILE; exit 1 unless, node by node, the cache's
@@ -89,9 +91,13 @@ def check(namespace, doc):
     used.update(gpus_by_node(doc["pods"]))
     bound = pending = 0
     bad = []
+    elsewhere = []
     for pod in doc["pods"]["items"]:
         node = pod["spec"].get("nodeName")
         if pod["metadata"]["namespace"] != namespace:
+            if node and gpu_request(pod) and pod.get("status", {}).get("phase") not in TERMINAL:
+                elsewhere.append((f"{pod['metadata']['namespace']}/{pod['metadata']['name']} on {node}",
+                                  gpu_request(pod)))
             continue
         if not node:
             pending += 1
@@ -108,7 +114,9 @@ def check(namespace, doc):
             if used[n] > allocatable.get(n, 0)]
     summary = {"bound": bound, "pending": pending, "gpusUsed": sum(used.values()),
                "gpusAllocatable": sum(allocatable.values()), "overcommitted": over,
-               "badAnnotations": bad[:10], "badAnnotationCount": len(bad)}
+               "badAnnotations": bad[:10], "badAnnotationCount": len(bad),
+               "gpusElsewhere": sum(g for _, g in elsewhere),
+               "elsewhere": [f"{where}: {g}" for where, g in elsewhere[:10]]}
     return summary, not over and not bad
 
 

@@ -51,6 +51,14 @@ class CheckTest(unittest.TestCase):
                 self.assertEqual(got_ok, ok, summary)
                 self.assertEqual(summary["gpusUsed"], used)
 
+    def test_gpus_elsewhere_name_other_namespaces_live_holders(self):
+        pods = [pod("p", 2, "a", annotations=ann("a", 2)), pod("q", 4, "b", ns="other"),
+                pod("r", 8, "a", ns="other", phase="Succeeded"), pod("s", 1, ns="other")]
+        summary, ok = placement.check("t", doc(pods, [node("a", 8), node("b", 8)]))
+        self.assertTrue(ok, summary)
+        self.assertEqual(summary["gpusElsewhere"], 4)
+        self.assertEqual(summary["elsewhere"], ["other/q on b: 4"])
+
     def test_init_containers_count_their_peak(self):
         p = pod("p", 1, "a")
         p["spec"]["initContainers"] = [{"resources": {"limits": {"nvidia.com/gpu": "3"}}}]

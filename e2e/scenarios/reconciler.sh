@@ -113,7 +113,7 @@ done
 nodes_idle() {
   local n
   for n in gpu-b-5 gpu-b-6 gpu-b-7; do
-    [[ -z $("$MUSTER_KUBECTL" get pods -A --field-selector "spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed" -o name) ]] || return 1
+    k_none pods -A --field-selector "spec.nodeName=$n,status.phase!=Succeeded,status.phase!=Failed" || return 1
   done
 }
 wait_for "gpu-b-5..7 idle" 60 nodes_idle
