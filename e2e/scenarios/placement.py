@@ -95,7 +95,7 @@ def check(namespace, doc):
     for pod in doc["pods"]["items"]:
         node = pod["spec"].get("nodeName")
         if pod["metadata"]["namespace"] != namespace:
-            if node and gpu_request(pod) and pod.get("status", {}).get("phase") not in TERMINAL:
+            if live_on_node(pod) and gpu_request(pod):
                 elsewhere.append((f"{pod['metadata']['namespace']}/{pod['metadata']['name']} on {node}",
                                   gpu_request(pod)))
             continue
@@ -120,11 +120,16 @@ def check(namespace, doc):
     return summary, not over and not bad
 
 
+def live_on_node(pod):
+    """Bound and not finished: the pod holds what it asks on its node."""
+    return bool(pod["spec"].get("nodeName")) and pod.get("status", {}).get("phase") not in TERMINAL
+
+
 def gpus_by_node(pods):
     held = {}
     for pod in pods["items"]:
-        node = pod["spec"].get("nodeName")
-        if node and pod.get("status", {}).get("phase") not in TERMINAL:
+        if live_on_node(pod):
+            node = pod["spec"]["nodeName"]
             held[node] = held.get(node, 0) + gpu_request(pod)
     return held
 
