@@ -22,6 +22,7 @@
 #include "kube/client/kubeconfig.h"
 #include "kube/codec/core_codec.h"
 #include "kube/codec/volcano_codec.h"
+#include "kube/codec/workload_codec.h"
 #include "model/clock.h"
 #include "model/time.h"
 
@@ -95,41 +96,47 @@ void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& 
   });
 }
 
-// What the index keeps of a PodGroup or Queue that does not decode.
-BrokenObject BrokenOf(const kube::UndecodableObject& obj, bool pod_group) {
+// What the index keeps of a PodGroup (of `api`) or Queue (null `api`) that
+// does not decode.
+BrokenObject BrokenOf(const kube::UndecodableObject& obj, std::optional<PodGroupApi> api) {
   BrokenObject broken{.namespace_ = obj.meta.namespace_,
                       .name = obj.meta.name,
+                      .api = api.value_or(PodGroupApi::kVolcano),
                       .uid = obj.meta.uid,
                       .resource_version = obj.meta.resource_version,
                       .problem = obj.problem};
-  if (pod_group) {
+  if (api) {
     StatusOr<PodGroupStatus> status = kube::DecodePodGroupStatusOf(obj.json);
     if (status.ok()) broken.status = *std::move(status);
   }
   return broken;
 }
 
-void WireWorkloads(kube::Informer<PodGroup>& groups, kube::Informer<Queue>& queues,
-                   ClusterCache& cache) {
+// The PodGroups of one API into the cache, keyed by their gang key.
+void WirePodGroups(kube::Informer<PodGroup>& groups, PodGroupApi api, ClusterCache& cache) {
   groups.AddHandlers({
       .on_add = [&cache](const PodGroup& g) { cache.UpsertPodGroup(g); },
       .on_update = [&cache](const PodGroup&, const PodGroup& g) { cache.UpsertPodGroup(g); },
-      .on_delete =
-          [&cache](const PodGroup& g) { cache.DeletePodGroup(g.meta.namespace_, g.meta.name); },
+      .on_delete = [&cache](const PodGroup& g) { cache.DeletePodGroup(g.GangKey()); },
       .on_undecodable =
-          [&cache](const kube::UndecodableObject& g) {
-            cache.MarkPodGroupBroken(BrokenOf(g, /*pod_group=*/true));
+          [&cache, api](const kube::UndecodableObject& g) {
+            cache.MarkPodGroupBroken(BrokenOf(g, api));
           },
       .on_undecodable_cleared =
-          [&cache](const kube::UndecodableObject& g) { cache.ClearBrokenPodGroup(g.Key()); },
+          [&cache, api](const kube::UndecodableObject& g) {
+            cache.ClearBrokenPodGroup(GangKey(api, g.meta.namespace_, g.meta.name));
+          },
   });
+}
+
+void WireQueues(kube::Informer<Queue>& queues, ClusterCache& cache) {
   queues.AddHandlers({
       .on_add = [&cache](const Queue& q) { cache.UpsertQueue(q); },
       .on_update = [&cache](const Queue&, const Queue& q) { cache.UpsertQueue(q); },
       .on_delete = [&cache](const Queue& q) { cache.DeleteQueue(q.meta.name); },
       .on_undecodable =
           [&cache](const kube::UndecodableObject& q) {
-            cache.MarkQueueBroken(BrokenOf(q, /*pod_group=*/false));
+            cache.MarkQueueBroken(BrokenOf(q, std::nullopt));
           },
       .on_undecodable_cleared =
           [&cache](const kube::UndecodableObject& q) { cache.ClearBrokenQueue(q.meta.name); },
@@ -240,20 +247,32 @@ int ServeUntilSignal(const MainLoop& loop) {
 
 // The watches that feed the cache. PodGroups and Queues: the CRDs of
 // manifests/crds must be installed, or these lists fail (logged, retried)
-// and the extender never gets ready.
+// and the extender never gets ready. Kubernetes' own PodGroups
+// (scheduling.k8s.io/v1beta1) are served only by Kubernetes 1.37+ with the
+// GenericWorkload gate and that version in --runtime-config: while the list
+// answers 404 the watch counts as synced (there are none), and it keeps
+// asking at the backoff's cap, so an API server that starts serving them is
+// followed without a restart.
 struct Watches {
   explicit Watches(kube::Client* client)
       : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList),
         pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList),
         groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
-        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList) {}
+        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList),
+        k8s_groups(client, kube::KubernetesPodGroupsRef(), kube::DecodeKubernetesPodGroup,
+                   kube::DecodeKubernetesPodGroupList) {}
 
   void Feed(ClusterCache& cache) {
     Wire(nodes, pods, cache);
-    WireWorkloads(groups, queues, cache);
+    WirePodGroups(groups, PodGroupApi::kVolcano, cache);
+    WirePodGroups(k8s_groups, PodGroupApi::kKubernetes, cache);
+    WireQueues(queues, cache);
   }
   bool Synced() const {
-    return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced();
+    const bool k8s_groups_synced =
+        k8s_groups.HasSynced() || k8s_groups.last_list_error().code() == StatusCode::kNotFound;
+    return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced() &&
+           k8s_groups_synced;
   }
   std::vector<UndecodableEntry> Undecodable() const {
     std::vector<UndecodableEntry> out;
@@ -261,6 +280,7 @@ struct Watches {
     AddUndecodable("pods", pods, &out);
     AddUndecodable("podgroups", groups, &out);
     AddUndecodable("queues", queues, &out);
+    AddUndecodable("podgroups.scheduling.k8s.io", k8s_groups, &out);
     return out;
   }
   void Start() {
@@ -268,18 +288,21 @@ struct Watches {
     pods.Start();
     groups.Start();
     queues.Start();
+    k8s_groups.Start();
   }
   void Stop() {
     nodes.Stop();
     pods.Stop();
     groups.Stop();
     queues.Stop();
+    k8s_groups.Stop();
   }
 
   kube::Informer<Node> nodes;
   kube::Informer<Pod> pods;
   kube::Informer<PodGroup> groups;
   kube::Informer<Queue> queues;
+  kube::Informer<PodGroup> k8s_groups;
 };
 
 ClusterStateOptions CacheOptions(const ExtenderFlags& flags) {

@@ -32,9 +32,9 @@ void ClusterCache::UpsertPodGroup(PodGroup group) {
   state_.workloads().UpsertPodGroup(std::move(group));
 }
 
-void ClusterCache::DeletePodGroup(std::string_view ns, std::string_view name) {
+void ClusterCache::DeletePodGroup(std::string_view key) {
   base::MutexLock lock(&mu_);
-  state_.workloads().DeletePodGroup(ns, name);
+  state_.workloads().DeletePodGroup(key);
 }
 
 void ClusterCache::UpsertQueue(Queue queue) {

@@ -33,7 +33,8 @@ class ClusterCache final : public ClusterAccess {
   void UpsertPod(const Pod& pod) MUSTER_EXCLUDES(mu_);
   void DeletePod(std::string_view uid) MUSTER_EXCLUDES(mu_);
   void UpsertPodGroup(PodGroup group) MUSTER_EXCLUDES(mu_);
-  void DeletePodGroup(std::string_view ns, std::string_view name) MUSTER_EXCLUDES(mu_);
+  // By gang key (PodGroup::GangKey()).
+  void DeletePodGroup(std::string_view key) MUSTER_EXCLUDES(mu_);
   void UpsertQueue(Queue queue) MUSTER_EXCLUDES(mu_);
   void DeleteQueue(std::string_view name) MUSTER_EXCLUDES(mu_);
   // WorkloadIndex's broken entries: a PodGroup or Queue that does not decode.

@@ -290,6 +290,50 @@ TEST(GangControllerTest, PlainPodsAreGangsOfOneInTheirQueue) {
   cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
 }
 
+// Pods of schedulerName volcano joining a Kubernetes PodGroup
+// (spec.schedulingGroup) are one muster gang, placed whole, in the queue its
+// annotation names. The same kind of group for pods of another scheduler is
+// that scheduler's, and a member whose PodGroup is missing waits for it
+// rather than running as a gang of one.
+TEST(GangControllerTest, AKubernetesPodGroupIsAGangOfItsVolcanoPods) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  cluster.Add(MakeQueue("research"));
+  cluster.Add(MakePodGroup("train").Namespace("ml").MinMember(3).Queue("research").Kubernetes());
+  cluster.Add(MakePodGroup("stock").Namespace("ml").MinMember(2).Kubernetes());
+  auto member = [](std::string name, std::string group, std::string scheduler) {
+    return MakePod(name)
+        .Namespace("ml")
+        .Uid("uid-" + name)
+        .SchedulerName(scheduler)
+        .Gpu(4)
+        .SchedulingGroup(group);
+  };
+  for (int i = 0; i < 3; ++i) cluster.Add(member(MemberName("train", i), "train", "volcano"));
+  for (int i = 0; i < 2; ++i) {
+    cluster.Add(member(MemberName("stock", i), "stock", "default-scheduler"));
+  }
+  const Pod orphan = member("orphan-0", "missing", "volcano");
+  cluster.Add(orphan);
+  GangController controller = MakeController(cluster);
+  controller.RunPass();
+
+  EXPECT_EQ(ReservedMembers(cluster, "train", 3), 3) << "the whole gang";
+  EXPECT_EQ(ReservedMembers(cluster, "stock", 2), 0) << "another scheduler's gang";
+  EXPECT_FALSE(PlacementOf(cluster, "orphan-0").has_value());
+  EXPECT_EQ(FilterPod(cluster, orphan),
+            "muster: PodGroup scheduling.k8s.io/ml/missing does not exist: the pod waits for it");
+  const std::string debug = controller.DebugJson();
+  EXPECT_THAT(debug, ::testing::HasSubstr(R"("scheduling.k8s.io/ml/train")"));
+  EXPECT_THAT(debug, ::testing::Not(::testing::HasSubstr("ml/stock")));
+  EXPECT_THAT(debug, ::testing::Not(::testing::HasSubstr("podgroup-uid-orphan")));
+  EXPECT_THAT(controller.QueuesDebugJson(),
+              ::testing::HasSubstr(R"("name":"research","deserved":{"cpu":"0","memory":"0",)"
+                                   R"("nvidia.com/gpu":"12"})"))
+      << "its 12 GPUs count in queue research";
+  cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
+}
+
 // A waiting plain pod is planned only while its queue takes new work: the
 // other pods of its ReplicaSet running in a queue since deleted (or closed)
 // make no room for it.

@@ -44,7 +44,7 @@ std::map<std::string, std::string> PersistedPlan(const std::vector<gang::Member>
 
 gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
                   const ClusterState& state) {
-  gang::Gang g{.key = group.meta.Key(),
+  gang::Gang g{.key = group.GangKey(),
                .spec = group.spec,
                .created = group.meta.creation_timestamp,
                .phase = group.status.phase};
@@ -267,13 +267,19 @@ GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
     in.gangs.push_back(std::move(g));
     in.groups.emplace(key, group);
   };
-  for (const auto& [key, group] : snapshot.workloads().pod_groups()) add(key, group);
+  for (const auto& [key, group] : snapshot.workloads().pod_groups()) {
+    // A Kubernetes PodGroup is muster's gang only through pods of a served
+    // scheduler (GroupOfPod); one without is another scheduler's.
+    if (group.api == PodGroupApi::kKubernetes && !state.gang_pods().contains(key)) continue;
+    add(key, group);
+  }
   // Volcano's PodGroups of one (plain pods of a served scheduler): derived
   // from their first pod, kept in no API object.
   for (const auto& [key, pods] : state.gang_pods()) {
     if (pods.empty() || in.groups.contains(key)) continue;
     const Pod& first = *pods.begin()->second;
-    if (!first.GroupName().empty()) continue;  // names a PodGroup not created yet
+    // Names a PodGroup not created yet.
+    if (!GroupOfPod(first, state.gang_schedulers()).implicit) continue;
     PodGroup group = ImplicitPodGroup(first);
     for (const auto& [uid, pod] : pods) {
       group.meta.creation_timestamp =

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kube/codec/volcano_codec.h"
+#include "kube/codec/workload_codec.h"
 #include "model/time.h"
 
 namespace muster::extender {
@@ -56,14 +57,23 @@ gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied)
   return g;
 }
 
+// The PodGroup an Event is about, Volcano's or Kubernetes' own.
+ObjectReference PodGroupReference(PodGroupApi api, std::string ns, std::string name,
+                                  std::string uid) {
+  return ObjectReference{.api_version = std::string(api == PodGroupApi::kVolcano
+                                                        ? kube::kSchedulingApiVersion
+                                                        : kube::kKubernetesSchedulingApiVersion),
+                         .kind = "PodGroup",
+                         .namespace_ = std::move(ns),
+                         .name = std::move(name),
+                         .uid = std::move(uid)};
+}
+
 Event GroupEvent(const PodGroup& group, std::string_view type, std::string_view reason,
                  std::string message, Time now) {
-  return NewEvent(ObjectReference{.api_version = std::string(kube::kSchedulingApiVersion),
-                                  .kind = "PodGroup",
-                                  .namespace_ = group.meta.namespace_,
-                                  .name = group.meta.name,
-                                  .uid = group.meta.uid},
-                  type, reason, std::move(message), "muster", now);
+  return NewEvent(
+      PodGroupReference(group.api, group.meta.namespace_, group.meta.name, group.meta.uid), type,
+      reason, std::move(message), "muster", now);
 }
 
 std::string Summary(const std::vector<gang::Assignment>& assignments) {
@@ -173,12 +183,15 @@ void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
   std::erase_if(record.members, [&](const auto& entry) { return !reserved.contains(entry.first); });
 }
 
-// The PodGroup's status when worth writing, and the Events of the pass:
+// The PodGroup's status when worth writing (Volcano's only), and the Events
+// of the pass:
 // a reservation made, or one expired.
 void PlanStatusAndEvents(const gang::Gang& g, const PodGroup& group, PodGroupStatus status,
                          bool was_applied, const PassFacts& f, const WriteOptions& options,
                          GangRecord& record, std::vector<GangWrite>& out) {
-  if (StatusWorthWriting(status, group.status, record, f.now, options)) {
+  // Kubernetes' own PodGroups: kube-scheduler owns their status.
+  if (group.api == PodGroupApi::kVolcano &&
+      StatusWorthWriting(status, group.status, record, f.now, options)) {
     record.written = status;
     record.written_at = f.now;
     out.push_back(
@@ -291,18 +304,18 @@ void PlanBrokenAnswers(const GangInputs& inputs, Time now, WriteMemory& memory,
     if (!FirstTime(memory.broken_groups_said, key, group.uid + "\n" + group.problem)) continue;
     if (SaysBroken(group)) continue;  // said before a restart
     spdlog::warn("gang: PodGroup {} does not decode: {}", key, group.problem);
-    // No phase yet reads Pending (Volcano's first phase); a phase it has stays.
+    // No phase yet reads Pending (Volcano's first phase); a phase it has
+    // stays. Kubernetes' own PodGroups get the Event alone: their status is
+    // kube-scheduler's.
     const bool no_phase = group.status.has_value() && group.status->phase.empty();
-    out.push_back(AnswerBrokenPodGroup{key, group.namespace_, group.name,
-                                       no_phase ? std::string(kPodGroupPending) : "",
-                                       BrokenCondition(group, now)});
-    out.push_back(CreateEvent{
-        NewEvent(ObjectReference{.api_version = std::string(kube::kSchedulingApiVersion),
-                                 .kind = "PodGroup",
-                                 .namespace_ = group.namespace_,
-                                 .name = group.name,
-                                 .uid = group.uid},
-                 "Warning", kReasonInvalidSpec, group.problem, "muster", now)});
+    if (group.api == PodGroupApi::kVolcano) {
+      out.push_back(AnswerBrokenPodGroup{key, group.namespace_, group.name,
+                                         no_phase ? std::string(kPodGroupPending) : "",
+                                         BrokenCondition(group, now)});
+    }
+    out.push_back(
+        CreateEvent{NewEvent(PodGroupReference(group.api, group.namespace_, group.name, group.uid),
+                             "Warning", kReasonInvalidSpec, group.problem, "muster", now)});
   }
   for (const auto& [name, queue] : inputs.broken_queues) {
     if (!FirstTime(memory.broken_queues_said, name, queue.uid + "\n" + queue.problem)) continue;

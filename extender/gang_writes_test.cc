@@ -43,10 +43,12 @@ struct Pass {
   Time now = Time() + 1000s;
 
   // PodGroup ml/<name> (minMember = members) in queue "default".
-  gang::Gang& AddGang(const std::string& name, const std::vector<MemberSpec>& members) {
-    const std::string key = "ml/" + name;
-    const PodGroup group =
+  gang::Gang& AddGang(const std::string& name, const std::vector<MemberSpec>& members,
+                      PodGroupApi api = PodGroupApi::kVolcano) {
+    PodGroup group =
         MakePodGroup(name).Namespace("ml").MinMember(static_cast<int32_t>(members.size()));
+    group.api = api;
+    const std::string key = group.GangKey();
     gang::Gang g{.key = key, .spec = group.spec, .created = group.meta.creation_timestamp};
     for (const MemberSpec& m : members) {
       Pod pod = MakePod(m.name).Namespace("ml").Uid("uid-" + m.name).Group(name);
@@ -62,8 +64,8 @@ struct Pass {
   }
   // The pass reserves `members` of the gang on `node` (applied).
   void Reserve(const std::string& name, const std::vector<std::string>& members,
-               const std::string& node) {
-    gang::GangPlan plan{.key = "ml/" + name};
+               const std::string& node, PodGroupApi api = PodGroupApi::kVolcano) {
+    gang::GangPlan plan{.key = GangKey(api, "ml", name)};
     for (const std::string& m : members) {
       plan.reserve.push_back({.pod_uid = "uid-" + m, .pod_name = m, .node = node});
     }
@@ -164,6 +166,41 @@ TEST(PlanWritesTest, AReservationWritesTheStatusAndAnEventAndExpiryAnother) {
   EXPECT_THAT(EventReasons(after), ElementsAre("GangReservationExpired"));
   EXPECT_THAT(Of<CreateEvent>(after)[0].event.message, ::testing::HasSubstr("within 1m0s"));
   EXPECT_FALSE(memory.gangs.at("ml/a").reserved_since.has_value());
+}
+
+// Kubernetes' own PodGroup: kube-scheduler owns its status, so a pass
+// writes none; its Events name the scheduling.k8s.io object.
+TEST(PlanWritesTest, AKubernetesPodGroupGetsEventsButNoStatusWrite) {
+  Pass pass;
+  pass.AddGang("a", {{.name = "a-0", .gated = false}, {.name = "a-1", .gated = false}},
+               PodGroupApi::kKubernetes);
+  pass.Reserve("a", {"a-0", "a-1"}, "gpu-0", PodGroupApi::kKubernetes);
+  WriteMemory memory;
+  const WritePlan plan = pass.Plan(memory);
+  EXPECT_THAT(Of<PodGroupStatusWrite>(plan), IsEmpty());
+  EXPECT_EQ(Of<AnnotateReservedNode>(plan).size(), 2u) << "its members are woken all the same";
+  ASSERT_THAT(EventReasons(plan), ElementsAre("GangReserved"));
+  const ObjectReference about = Of<CreateEvent>(plan)[0].event.involved_object;
+  EXPECT_EQ(about.api_version, "scheduling.k8s.io/v1beta1");
+  EXPECT_EQ(about.kind, "PodGroup");
+  EXPECT_EQ(about.name, "a");
+  ASSERT_EQ(plan.gangs.size(), 1u);
+  EXPECT_EQ(plan.gangs[0].key, "scheduling.k8s.io/ml/a");
+  EXPECT_EQ(plan.gangs[0].reserved, 2);
+
+  // One that does not decode: the Event alone, no condition patch.
+  Pass broken;
+  broken.inputs.broken_groups.emplace(
+      "scheduling.k8s.io/ml/b", BrokenObject{.namespace_ = "ml",
+                                             .name = "b",
+                                             .api = PodGroupApi::kKubernetes,
+                                             .uid = "uid-b",
+                                             .problem = "spec.schedulingPolicy: is required"});
+  const WritePlan answered = broken.Plan(memory);
+  EXPECT_THAT(Of<AnswerBrokenPodGroup>(answered), IsEmpty());
+  ASSERT_THAT(EventReasons(answered), ElementsAre("InvalidSpec"));
+  EXPECT_EQ(Of<CreateEvent>(answered)[0].event.involved_object.api_version,
+            "scheduling.k8s.io/v1beta1");
 }
 
 TEST(PlanWritesTest, APreemptionEvictsEveryVictimPodWithEvents) {

@@ -97,8 +97,9 @@ inline constexpr std::array<std::string_view, 9> kGpuSetLinks = {
 // How a request of a pod sharing GPUs ended (CountShareRequest).
 inline constexpr std::array<std::string_view, 3> kShareOutcomes = {"bound", "waiting", "invalid"};
 // The watched kinds whose undecodable objects are counted.
-inline constexpr std::array<std::string_view, 4> kUndecodableKinds = {"nodes", "pods", "podgroups",
-                                                                      "queues"};
+// "podgroups" are Volcano's; Kubernetes' own (scheduling.k8s.io) are named in full.
+inline constexpr std::array<std::string_view, 5> kUndecodableKinds = {
+    "nodes", "pods", "podgroups", "queues", "podgroups.scheduling.k8s.io"};
 // PodGroup phases, as muster_gangs counts them.
 inline constexpr std::array<std::string_view, 5> kGangPhases = {
     kPodGroupPending, kPodGroupInqueue, kPodGroupRunning, kPodGroupCompleted, kPodGroupUnknown};

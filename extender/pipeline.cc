@@ -111,9 +111,12 @@ GateVerdict AdmitByGang(const Pod& pod, const ClusterSnapshot& snapshot,
                 "PodGroup " + group.key + " does not exist: the pod waits for it");
   }
   if (pod_group->spec.min_member > 1) {
+    // muster writes the status of Volcano's PodGroups only (gang_writes.h).
+    const bool volcano = pod_group->api == PodGroupApi::kVolcano;
     return Held(kReasonGangWaiting, "gang " + group.key +
                                         " waits until all its members can be placed together "
-                                        "(see the PodGroup's status)");
+                                        "(see the PodGroup's " +
+                                        (volcano ? "status)" : "Events)"));
   }
   if (AwaitsGroupAdmission(*pod_group)) {
     return Held(kReasonAwaitingAdmission,

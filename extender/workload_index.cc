@@ -6,12 +6,16 @@
 namespace muster::extender {
 
 GroupRef GroupOfPod(const Pod& pod, const std::vector<std::string>& gang_schedulers) {
+  const bool served =
+      std::ranges::find(gang_schedulers, pod.spec.scheduler_name) != gang_schedulers.end();
+  if (served && !pod.spec.scheduling_group.empty()) {
+    return GroupRef{
+        .key = GangKey(PodGroupApi::kKubernetes, pod.meta.namespace_, pod.spec.scheduling_group)};
+  }
   if (std::string named = pod.GroupName(); !named.empty()) {
     return GroupRef{.key = ObjectKey(pod.meta.namespace_, named)};
   }
-  if (std::ranges::find(gang_schedulers, pod.spec.scheduler_name) == gang_schedulers.end()) {
-    return GroupRef{};
-  }
+  if (!served) return GroupRef{};
   const std::string implicit = pod.ImplicitGroupName();
   if (implicit.empty()) return GroupRef{};
   return GroupRef{.key = ObjectKey(pod.meta.namespace_, implicit), .implicit = true};
@@ -84,15 +88,14 @@ const BrokenObject* WorkloadView::FindBrokenQueue(std::string_view name) const {
 
 void WorkloadIndex::UpsertPodGroup(PodGroup group) {
   auto groups = Copy(view_.pod_groups_);
-  std::string key = group.meta.Key();
+  std::string key = group.GangKey();
   EraseShared(view_.broken_pod_groups_, key);
   (*groups)[std::move(key)] = std::move(group);
   view_.pod_groups_ = std::move(groups);
   ++view_.generation_;
 }
 
-void WorkloadIndex::DeletePodGroup(std::string_view ns, std::string_view name) {
-  const std::string key = ObjectKey(ns, name);
+void WorkloadIndex::DeletePodGroup(std::string_view key) {
   const bool object = EraseShared(view_.pod_groups_, key);
   const bool broken = EraseShared(view_.broken_pod_groups_, key);
   if (object || broken) ++view_.generation_;

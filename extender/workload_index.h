@@ -30,9 +30,13 @@ struct GroupRef {
   std::string key;        // "namespace/name"; "" for none
   bool implicit = false;  // Volcano's PodGroup of one (ImplicitPodGroup)
 };
-// The pod's group: the one it names (Pod::GroupName), else - for a pod of
-// one of `gang_schedulers` - the one Volcano's podgroup controller would make
-// for it (Pod::ImplicitGroupName), else none.
+// The pod's group. For a pod of one of `gang_schedulers`: the Kubernetes
+// PodGroup it joins (spec.schedulingGroup), else the Volcano PodGroup it
+// names (Pod::GroupName), else the one Volcano's podgroup controller would
+// make for it (Pod::ImplicitGroupName). For any other pod: the Volcano
+// PodGroup it names, else none - a pod of another scheduler joining a
+// Kubernetes PodGroup is that scheduler's gang (its GangScheduling plugin's),
+// not muster's.
 GroupRef GroupOfPod(const Pod& pod, const std::vector<std::string>& gang_schedulers);
 
 // The PodGroup Volcano's podgroup controller makes for a plain pod
@@ -54,12 +58,14 @@ PodGroup ImplicitPodGroup(const Pod& pod);
 struct BrokenObject {
   std::string namespace_;  // "" for Queues
   std::string name;
+  PodGroupApi api = PodGroupApi::kVolcano;  // PodGroups: whose object it is
   std::string uid;
   std::string resource_version;
   std::string problem;  // "<JSON path>: <why>" of the first bad field
   // PodGroups: the status, when it decodes on its own (what was said already).
   std::optional<PodGroupStatus> status;
-  std::string Key() const { return ObjectKey(namespace_, name); }
+  // PodGroups: their gang key; Queues: their name.
+  std::string Key() const { return GangKey(api, namespace_, name); }
   friend bool operator==(const BrokenObject&, const BrokenObject&) = default;
 };
 
@@ -68,9 +74,9 @@ class WorkloadView {
  public:
   WorkloadView();
 
-  // The PodGroup `name` in namespace `ns`; null when unknown.
+  // The Volcano PodGroup `name` in namespace `ns`; null when unknown.
   const PodGroup* FindPodGroup(std::string_view ns, std::string_view name) const;
-  // The PodGroup of cache key `key` ("namespace/name", as PodRecord::group).
+  // The PodGroup of gang key `key` (model GangKey(), as PodRecord::group).
   const PodGroup* FindPodGroup(std::string_view key) const;
   // The cluster-scoped Queue `name`; null when unknown.
   const Queue* FindQueue(std::string_view name) const;
@@ -104,11 +110,11 @@ class WorkloadView {
 
 class WorkloadIndex {
  public:
-  // Adds or replaces the object (by namespace/name; Queues by name), and
-  // drops its broken entry.
+  // Adds or replaces the object (PodGroups by PodGroup::GangKey(), Queues by
+  // name), and drops its broken entry.
   void UpsertPodGroup(PodGroup group);
-  // Drops the object and its broken entry.
-  void DeletePodGroup(std::string_view ns, std::string_view name);
+  // Drops the object and its broken entry (PodGroups by gang key).
+  void DeletePodGroup(std::string_view key);
   void UpsertQueue(Queue queue);
   void DeleteQueue(std::string_view name);
   // The object as it is now does not decode: its broken entry replaces it

@@ -10,8 +10,69 @@
 namespace muster::extender {
 namespace {
 
+using test::MakePod;
 using test::MakePodGroup;
 using test::MakeQueue;
+
+// Which gang a pod is a member of, by how it names one and which scheduler
+// it asks for.
+struct GroupCase {
+  std::string name;
+  Pod pod;
+  std::string want_key;  // "" for none
+  bool want_implicit = false;
+};
+
+const std::vector<std::string> kServed = {"volcano"};
+
+std::vector<GroupCase> GroupCases() {
+  auto pod = [] { return MakePod("p").Namespace("ml").SchedulerName("volcano"); };
+  return {
+      {"a Kubernetes PodGroup", pod().SchedulingGroup("train"), "scheduling.k8s.io/ml/train"},
+      {"a Volcano PodGroup", pod().Group("train"), "ml/train"},
+      {"both: kube-scheduler runs it as the Kubernetes group's, and so does muster",
+       pod().Group("other").SchedulingGroup("train"), "scheduling.k8s.io/ml/train"},
+      {"neither: Volcano's PodGroup of one", pod(), "ml/podgroup-uid-p", true},
+      {"another scheduler's Kubernetes gang is not muster's",
+       MakePod("p").Namespace("ml").SchedulerName("default-scheduler").SchedulingGroup("train"),
+       ""},
+      {"another scheduler's pod naming a Volcano PodGroup is still its member",
+       MakePod("p").Namespace("ml").SchedulerName("default-scheduler").Group("train"), "ml/train"},
+  };
+}
+
+TEST(GroupOfPodTest, KubernetesVolcanoAndImplicitGroups) {
+  for (const GroupCase& c : GroupCases()) {
+    SCOPED_TRACE(c.name);
+    const GroupRef group = GroupOfPod(c.pod, kServed);
+    EXPECT_EQ(group.key, c.want_key);
+    EXPECT_EQ(group.implicit, c.want_implicit);
+  }
+}
+
+// A Kubernetes and a Volcano PodGroup may share a namespace and name: two
+// gangs, each found, replaced, broken and deleted on its own.
+TEST(WorkloadIndexTest, KubernetesAndVolcanoPodGroupsOfOneNameAreTwoGangs) {
+  WorkloadIndex index;
+  index.UpsertPodGroup(MakePodGroup("train").Namespace("ml").MinMember(4));
+  index.UpsertPodGroup(MakePodGroup("train").Namespace("ml").MinMember(8).Kubernetes());
+  ASSERT_EQ(index.View().pod_group_count(), 2u);
+  EXPECT_EQ(index.View().FindPodGroup("ml/train")->spec.min_member, 4);
+  EXPECT_EQ(index.View().FindPodGroup("scheduling.k8s.io/ml/train")->spec.min_member, 8);
+
+  index.MarkPodGroupBroken({.namespace_ = "ml",
+                            .name = "train",
+                            .api = PodGroupApi::kKubernetes,
+                            .problem = "spec.schedulingPolicy: must set exactly one"});
+  EXPECT_EQ(index.View().FindPodGroup("scheduling.k8s.io/ml/train"), nullptr);
+  EXPECT_NE(index.View().FindBrokenPodGroup("scheduling.k8s.io/ml/train"), nullptr);
+  EXPECT_EQ(index.View().FindPodGroup("ml/train")->spec.min_member, 4) << "the other untouched";
+
+  index.DeletePodGroup("scheduling.k8s.io/ml/train");
+  EXPECT_TRUE(index.View().broken_pod_groups().empty());
+  EXPECT_EQ(index.View().pod_group_count(), 1u);
+  EXPECT_NE(index.View().FindPodGroup("ml/train"), nullptr);
+}
 
 TEST(WorkloadIndexTest, UpsertFindDelete) {
   WorkloadIndex index;
@@ -30,7 +91,7 @@ TEST(WorkloadIndexTest, UpsertFindDelete) {
 
   index.UpsertPodGroup(MakePodGroup("train").Namespace("ml").MinMember(8));
   EXPECT_EQ(index.View().FindPodGroup("ml", "train")->spec.min_member, 8) << "replaced, not added";
-  index.DeletePodGroup("ml", "train");
+  index.DeletePodGroup("ml/train");
   index.DeleteQueue("research");
   EXPECT_EQ(index.View().FindPodGroup("ml", "train"), nullptr);
   EXPECT_EQ(index.View().FindQueue("research"), nullptr);
@@ -58,7 +119,7 @@ TEST(WorkloadIndexTest, DeletingWhatIsNotThereChangesNothing) {
   index.UpsertQueue(MakeQueue("q"));
   const uint64_t generation = index.View().generation();
   index.DeleteQueue("nope");
-  index.DeletePodGroup("default", "nope");
+  index.DeletePodGroup("default/nope");
   EXPECT_EQ(index.View().generation(), generation);
 }
 

@@ -88,6 +88,9 @@ struct PodSpec {
   std::optional<Affinity> affinity;
   std::vector<Toleration> tolerations;
   std::vector<std::string> scheduling_gates;
+  // spec.schedulingGroup.podGroupName (Kubernetes 1.36+): the
+  // scheduling.k8s.io PodGroup the pod joins; "" for none.
+  std::string scheduling_group;
   friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 

@@ -1,4 +1,5 @@
-// PodGroup (scheduling.volcano.sh/v1beta1): a gang of pods that start together.
+// PodGroup: a gang of pods that start together - Volcano's
+// (scheduling.volcano.sh/v1beta1) or Kubernetes' own (scheduling.k8s.io/v1beta1).
 #pragma once
 
 #include <algorithm>
@@ -75,10 +76,32 @@ struct PodGroupStatus {
   friend bool operator==(const PodGroupStatus&, const PodGroupStatus&) = default;
 };
 
+// The API a PodGroup is an object of.
+enum class PodGroupApi {
+  // scheduling.volcano.sh/v1beta1: pods name it in the annotation (or label)
+  // scheduling.k8s.io/group-name; muster writes its status.
+  kVolcano,
+  // scheduling.k8s.io/v1beta1 (Kubernetes 1.37+, feature gate
+  // GenericWorkload): pods join it through spec.schedulingGroup.podGroupName.
+  // kube-scheduler owns its status; muster writes none, only Events.
+  kKubernetes,
+};
+
+// The gang key of a PodGroup, as the extender's cache and gang controller
+// key it: "namespace/name" for Volcano's, "scheduling.k8s.io/namespace/name"
+// for Kubernetes' own. The two may share a namespace and name; a namespace
+// name has no dot, so their keys never collide.
+inline std::string GangKey(PodGroupApi api, std::string_view ns, std::string_view name) {
+  if (api == PodGroupApi::kVolcano) return ObjectKey(ns, name);
+  return "scheduling.k8s.io/" + ObjectKey(ns, name);
+}
+
 struct PodGroup {
   ObjectMeta meta;
+  PodGroupApi api = PodGroupApi::kVolcano;
   PodGroupSpec spec;
   PodGroupStatus status;
+  std::string GangKey() const { return muster::GangKey(api, meta.namespace_, meta.name); }
   friend bool operator==(const PodGroup&, const PodGroup&) = default;
 };
 

@@ -34,7 +34,8 @@
 #       listening, remove DIR. Exits non-zero if anything is left behind.
 #   cluster.sh env [--dir DIR]
 #       Print `export` lines: KUBECONFIG, MUSTER_KUBECTL, MUSTER_K8S_VERSION, MUSTER_E2E_DIR,
-#       MUSTER_EXTENDER_PORT and MUSTER_<COMPONENT>_PORT for every port.
+#       MUSTER_GENERIC_WORKLOAD (1|0, see below), MUSTER_EXTENDER_PORT and
+#       MUSTER_<COMPONENT>_PORT for every port.
 #   cluster.sh status [--dir DIR]
 #       Show each recorded process (alive/dead) and port.
 #   cluster.sh extender start|stop|restart [--dir DIR] [--muster BIN] [--signal SIG]
@@ -76,7 +77,10 @@
 # component and kubectl: see build-components.sh; `env` prints it as
 # MUSTER_K8S_VERSION), MUSTER_APISERVER_ARGS (extra kube-apiserver flags), MUSTER_CACHE,
 # MUSTER_KUBE_API_QPS (client rate limit of the schedulers and the extender),
-# MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds).
+# MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds),
+# MUSTER_GENERIC_WORKLOAD (1, the default, or 0; Kubernetes >= 1.37 only: the
+# upstream gang API, scheduling.k8s.io/v1beta1 Workload and PodGroup, behind
+# the feature gate GenericWorkload; see "GenericWorkload" below).
 # Without --dir, down/env/status use the cluster named in
 # ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
 #
@@ -112,6 +116,25 @@
 # is applied in muster-e2e and bound to both ServiceAccounts. With one
 # replica (the default) there is no leader election at all.
 #
+# GenericWorkload (Kubernetes >= 1.37, unless MUSTER_GENERIC_WORKLOAD=0;
+# recorded as `generic_workload 1|0`): Kubernetes' own gang scheduling -
+# scheduling.k8s.io/v1beta1 PodGroup (and Workload), pods joining one through
+# spec.schedulingGroup.podGroupName - is beta and off by default in 1.37. muster
+# treats members of such a PodGroup (schedulerName volcano) as its gangs, next
+# to Volcano's PodGroups, so the harness turns the gate on everywhere a real
+# cluster would need it: kube-apiserver (the gate plus
+# --runtime-config=scheduling.k8s.io/v1beta1=true: a beta API is not served by
+# default even with its gate on), kube-controller-manager (its
+# podgroup-protection-controller, added to the controller list: the apiserver's
+# PodGroupProtection admission puts a finalizer on every new PodGroup, which
+# only that controller removes - without it deleting a PodGroup, or its
+# namespace, would hang) and both kube-schedulers (the stock one, so a
+# comparison sees upstream gang scheduling too, and the volcano one, whose
+# GangScheduling plugin - PreEnqueue, PlacementFeasible, Permit - works with
+# muster's filter: muster reserves the whole gang first, so no member waits at
+# Permit). Below 1.37 it is always off: 1.35/1.36 had only an alpha
+# v1alpha1 API of another shape, 1.34 none.
+#
 # Ports: chosen at `up` from 20000 up to the kernel's ephemeral range, all
 # bound on 127.0.0.1. The muster extender's port is picked and recorded too
 # (`port extender`); the `volcano` scheduler's config points at it, and the
@@ -132,6 +155,14 @@ readonly STATE_MAGIC='# muster e2e cluster state'
 # client: kube-scheduler's default of 50 would cap the stock scheduler's
 # binds at 50 pods/s.
 readonly API_QPS=${MUSTER_KUBE_API_QPS:-500}
+
+# The kube-schedulers serve /metrics to anyone on 127.0.0.1, as /healthz:
+# they run without --authentication-kubeconfig/--authorization-kubeconfig, so
+# every client is system:anonymous and only these paths are allowed. The
+# scenarios read the schedulers' own counters (e.g. upstream_gang.sh:
+# scheduler_permit_wait_duration_seconds, scheduler_podgroup_schedule_attempts_total).
+# kube-scheduler's default list is /healthz,/readyz,/livez.
+readonly SCHEDULER_ALLOW_PATHS=--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics
 
 # Timeouts (seconds).
 readonly APISERVER_TIMEOUT=${MUSTER_APISERVER_TIMEOUT:-90}
@@ -320,6 +351,7 @@ print_env() { # dir
   printf 'export MUSTER_E2E_DIR=%q\n' "$dir"
   printf 'export MUSTER_KUBECTL=%q\n' "$(state_get "$dir" kubectl)"
   printf 'export MUSTER_K8S_VERSION=%q\n' "$(state_get "$dir" k8s_version || true)"
+  printf 'export MUSTER_GENERIC_WORKLOAD=%s\n' "$(generic_workload_of "$dir")"
   while read -r name port; do
     var=${name^^}
     var=${var//-/_}
@@ -465,12 +497,40 @@ sidecar_command() {
   esac
 }
 
+# generic_workload_for VERSION: 1 when the cluster runs with the feature gate
+# GenericWorkload (see "GenericWorkload" at the top), else 0. Kubernetes
+# >= 1.37 (where scheduling.k8s.io/v1beta1 PodGroup exists): 1 unless
+# MUSTER_GENERIC_WORKLOAD=0. Older versions: always 0 (a requested 1 is
+# reported and ignored, so one environment serves every tested version).
+generic_workload_for() {
+  local v=${1#v} want=${MUSTER_GENERIC_WORKLOAD:-1} major minor
+  [[ $want == 0 || $want == 1 ]] || die "MUSTER_GENERIC_WORKLOAD=$want: expected 1 or 0"
+  major=${v%%.*}
+  minor=${v#*.}
+  minor=${minor%%.*}
+  [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ ]] || die "cannot read the Kubernetes version '$1'"
+  if ((major == 1 && minor < 37)); then
+    if [[ ${MUSTER_GENERIC_WORKLOAD:-} == 1 ]]; then
+      log "MUSTER_GENERIC_WORKLOAD=1 ignored: Kubernetes $1 has no scheduling.k8s.io/v1beta1 PodGroup"
+    fi
+    echo 0
+    return 0
+  fi
+  echo "$want"
+}
+# generic_workload_of DIR: the recorded choice (0 for a state file from before it was recorded).
+generic_workload_of() { state_get "$1" generic_workload 2>/dev/null || echo 0; }
+
 # start_volcano_scheduler DIR REPLICA: replica R's kube-scheduler (profile
 # volcano, config scheduler-volcano.yaml or scheduler-volcano-R.yaml) on its
 # recorded port; with two replicas under its replica's hostname. A restart
 # keeps the previous log, numbered.
 start_volcano_scheduler() {
   local dir=$1 replica=$2 name port cfg kubectl n=1
+  # The same feature gates as at `up` (a restarted replica must not lose
+  # GenericWorkload, or its pod-group cycle would vanish mid-scenario).
+  local -a gates=()
+  if (($(generic_workload_of "$dir"))); then gates=(--feature-gates=GenericWorkload=true); fi
   name=$(replica_name volcano-scheduler "$replica")
   port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
   [[ -n $port ]] || die "no $name port recorded in $dir/state"
@@ -488,7 +548,7 @@ start_volcano_scheduler() {
     wrap=("${REPLICA_WRAP[@]}")
   fi
   start "$name" "${wrap[@]}" "$(dirname "$kubectl")/kube-scheduler" --config="$cfg" \
-    --bind-address=127.0.0.1 --secure-port="$port"
+    --bind-address=127.0.0.1 --secure-port="$port" "$SCHEDULER_ALLOW_PATHS" "${gates[@]}"
 }
 wait_volcano_scheduler() { # dir replica: its /healthz answers
   local name port
@@ -1035,6 +1095,9 @@ cmd_up() {
   local t_bins
   t_bins=$(now_us)
   log "components ready: Kubernetes $K8S_VERSION in $K8S_BIN_DIR, $ETCD_BIN, $KWOK_BIN"
+  local generic_workload
+  generic_workload=$(generic_workload_for "$K8S_VERSION") || die "cannot decide on GenericWorkload"
+  log "feature gate GenericWorkload: $( ((generic_workload)) && echo on || echo off) (MUSTER_GENERIC_WORKLOAD)"
 
   # 2. State directory.
   if [[ -z $dir ]]; then
@@ -1062,6 +1125,7 @@ cmd_up() {
     echo "dir $dir"
     echo "kubectl $kubectl"
     echo "k8s_version $K8S_VERSION"
+    echo "generic_workload $generic_workload"
     echo "cluster_file $(cd "$(dirname "$cluster_file")" && pwd)/$(basename "$cluster_file")"
     [[ -z $muster_bin ]] || echo "muster_bin $muster_bin"
     ((replicas == 1)) || echo "replicas $replicas"
@@ -1120,6 +1184,21 @@ cmd_up() {
   local apiserver_extra=()
   read -r -a apiserver_extra <<<"${MUSTER_APISERVER_ARGS:-}"
 
+  # GenericWorkload (see the top of this file): the gate on every component
+  # that serves or acts on scheduling.k8s.io/v1beta1 PodGroups, the API
+  # served (beta APIs are off by default even with their gate on), and kcm's
+  # podgroup-protection-controller - the apiserver's PodGroupProtection
+  # admission (on by default) finalizes every new PodGroup and only that
+  # controller lets a deleted one go, so scenarios can delete namespaces. Its
+  # name is cmd/kube-controller-manager/names' PodGroupProtectionController.
+  local gates=() apiserver_gw=() kcm_controllers
+  kcm_controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,node-lifecycle-controller,pod-garbage-collector-controller,job-controller,replicaset-controller,deployment-controller
+  if ((generic_workload)); then
+    gates=(--feature-gates=GenericWorkload=true)
+    apiserver_gw=("${gates[@]}" --runtime-config=scheduling.k8s.io/v1beta1=true)
+    kcm_controllers+=,podgroup-protection-controller
+  fi
+
   # 4. etcd + kube-apiserver. The apiserver retries etcd until it answers, so
   # both start at once.
   start etcd "$ETCD_BIN" --name=muster-e2e --data-dir="$dir/etcd" \
@@ -1141,7 +1220,7 @@ cmd_up() {
     --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 \
     --authorization-mode=RBAC --allow-privileged=true \
-    --watch-cache-sizes=events#0 "${apiserver_extra[@]}"
+    --watch-cache-sizes=events#0 "${apiserver_gw[@]}" "${apiserver_extra[@]}"
   log "started etcd and kube-apiserver; waiting for /readyz"
   wait_readyz "$dir" "$p_api" kube-apiserver "$APISERVER_TIMEOUT"
   log "kube-apiserver ready"
@@ -1187,20 +1266,24 @@ cmd_up() {
   # kcm: its API rate limit is the schedulers' (default 20/s would take the
 # not-ready taint off only ~5 nodes/s: minutes for 1000 nodes). A short controller list - default ServiceAccounts, namespace deletion,
   # garbage collection, clearing the not-ready taint off kwok nodes, pod GC,
-  # and the workload controllers the examples may use. A long grace period
+  # and the workload controllers the examples may use (with GenericWorkload,
+# podgroup-protection-controller too: see above). A long grace period
   # keeps nodes Ready if kwok's lease renewals lag on a busy host.
   start kube-controller-manager "$K8S_BIN_DIR/kube-controller-manager" \
     --kubeconfig="$dir/admin.kubeconfig" --leader-elect=false \
     --bind-address=127.0.0.1 --secure-port="$p_kcm" \
-    --controllers=serviceaccount-controller,namespace-controller,garbage-collector-controller,node-lifecycle-controller,pod-garbage-collector-controller,job-controller,replicaset-controller,deployment-controller \
+    --controllers="$kcm_controllers" "${gates[@]}" \
     --root-ca-file="$dir/pki/ca.crt" --service-account-private-key-file="$dir/pki/sa.key" \
     --use-service-account-credentials=false --node-monitor-grace-period="$(node_grace_period "$nnodes")" \
     --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2))
+  # Both schedulers get the same gates: the stock one schedules upstream
+  # PodGroups itself (a comparison with muster sees Kubernetes' own gangs),
+  # the volcano one keeps its GangScheduling plugin next to muster's filter.
   start kube-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-default.yaml" \
-    --bind-address=127.0.0.1 --secure-port="$p_sched"
+    --bind-address=127.0.0.1 --secure-port="$p_sched" "$SCHEDULER_ALLOW_PATHS" "${gates[@]}"
   if ((replicas == 1)); then
     start volcano-scheduler "$K8S_BIN_DIR/kube-scheduler" --config="$dir/scheduler-volcano.yaml" \
-      --bind-address=127.0.0.1 --secure-port="$p_vsched"
+      --bind-address=127.0.0.1 --secure-port="$p_vsched" "$SCHEDULER_ALLOW_PATHS" "${gates[@]}"
   else
     start_volcano_scheduler "$dir" 0
     start_volcano_scheduler "$dir" 1

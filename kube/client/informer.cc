@@ -155,9 +155,14 @@ void InformerCore::Run() {
       Status listed = ListAndReplace();
       if (cancel_.cancelled()) break;
       if (!listed.ok()) {
-        spdlog::warn("informer {}: list failed: {}", name, listed.ToString());
         {
           base::MutexLock lock(&mu_);
+          // A collection the server does not serve (an API not enabled) is
+          // asked again at the backoff's cap; said once, not every time.
+          if (listed.code() != StatusCode::kNotFound ||
+              last_list_error_.code() != StatusCode::kNotFound) {
+            spdlog::warn("informer {}: list failed: {}", name, listed.ToString());
+          }
           ++stats_.list_errors;
           last_list_error_ = listed;
         }

@@ -15,6 +15,10 @@ ResourceRef PodGroupsRef() {
       .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
 }
 
+ResourceRef KubernetesPodGroupsRef() {
+  return ResourceRef{.group = "scheduling.k8s.io", .version = "v1beta1", .resource = "podgroups"};
+}
+
 ResourceRef QueuesRef() {
   return ResourceRef{.group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "queues"};
 }

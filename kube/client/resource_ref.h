@@ -46,6 +46,9 @@ struct ResourceRef {
 ResourceRef VolcanoJobsRef();
 ResourceRef PodGroupsRef();
 ResourceRef QueuesRef();
+// podgroups.scheduling.k8s.io/v1beta1: Kubernetes' own gangs (1.37+, served
+// only with the GenericWorkload gate and that version in --runtime-config).
+ResourceRef KubernetesPodGroupsRef();
 // leases.coordination.k8s.io/v1: leader election's records.
 ResourceRef LeaseRef(std::string ns, std::string name);
 // commands.bus.volcano.sh/v1alpha1 (vcctl's Commands, namespaced).

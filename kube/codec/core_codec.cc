@@ -548,6 +548,11 @@ void EncodeCondition(JsonWriter& w, const Condition& c) {
 // ---------------------------------------------------------------------------
 // Pod.
 
+void DecodeSchedulingGroupFrom(DecodeContext& ctx, const JsonValue& v, std::string* out) {
+  if (!BeginObject(ctx, v)) return;
+  ReadString(ctx, v, "podGroupName", out);
+}
+
 void DecodePodSpecFrom(DecodeContext& ctx, const JsonValue& v, PodSpec* out) {
   if (!BeginObject(ctx, v)) return;
   ReadArray(ctx, v, "initContainers", &out->init_containers, DecodeContainerFrom);
@@ -562,6 +567,7 @@ void DecodePodSpecFrom(DecodeContext& ctx, const JsonValue& v, PodSpec* out) {
   ReadOptionalObject(ctx, v, "affinity", &out->affinity, DecodeAffinityFrom);
   ReadArray(ctx, v, "tolerations", &out->tolerations, DecodeTolerationFrom);
   ReadArray(ctx, v, "schedulingGates", &out->scheduling_gates, DecodeSchedulingGateFrom);
+  ReadObject(ctx, v, "schedulingGroup", &out->scheduling_group, DecodeSchedulingGroupFrom);
 }
 
 void DecodePodFrom(DecodeContext& ctx, const JsonValue& v, Pod* out) {
@@ -612,6 +618,12 @@ void EncodePodSpec(JsonWriter& w, const PodSpec& spec) {
       w.EndObject();
     }
     w.EndArray();
+  }
+  if (!spec.scheduling_group.empty()) {
+    w.Key("schedulingGroup");
+    w.StartObject();
+    w.StringField("podGroupName", spec.scheduling_group);
+    w.EndObject();
   }
   w.EndObject();
 }

@@ -100,6 +100,10 @@ class PodBuilder {
   PodBuilder& Overhead(Resources overhead) { return Set(pod_.spec.overhead, std::move(overhead)); }
   // The PodGroup annotation scheduling.k8s.io/group-name.
   PodBuilder& Group(std::string_view group) { return Annotation(kGroupNameAnnotation, group); }
+  // Joins the Kubernetes PodGroup `group` (spec.schedulingGroup.podGroupName).
+  PodBuilder& SchedulingGroup(std::string group) {
+    return Set(pod_.spec.scheduling_group, std::move(group));
+  }
   PodBuilder& Queue(std::string_view queue) { return Annotation(kPodQueueAnnotation, queue); }
   PodBuilder& Priority(int32_t priority) {
     pod_.spec.priority = priority;
@@ -242,6 +246,11 @@ class PodGroupBuilder {
   }
   PodGroupBuilder& Phase(std::string_view phase) {
     pg_.status.phase = std::string(phase);
+    return *this;
+  }
+  // A Kubernetes PodGroup (scheduling.k8s.io/v1beta1) rather than Volcano's.
+  PodGroupBuilder& Kubernetes() {
+    pg_.api = PodGroupApi::kKubernetes;
     return *this;
   }
 
