@@ -1,6 +1,6 @@
 # A thin front door: no CMake knowledge needed. `make test` and `make demo`
 # are the two commands the README opens with.
-.PHONY: test demo demo-down e2e e2e-chaos bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler bench-scale soak deps build unit sanitize tsan fuzz format tidy clean
+.PHONY: test demo demo-down e2e e2e-chaos bench bench-throughput bench-gang bench-topology bench-sharing bench-sharing-latency bench-reconciler bench-peers bench-scale soak deps build unit sanitize tsan fuzz format tidy clean
 
 JOBS ?= $(shell nproc)
 
@@ -50,6 +50,11 @@ bench-reconciler: deps     ## only the reconciler: Volcano Jobs -> pods (1000 x 
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/reconciler.sh --muster build-bench/cmd/muster
+
+bench-peers: deps          ## stock vs Kubernetes 1.37's own gang scheduling vs muster: deadlock, burst (3 runs), whole-gang preemption, throughput, gang wait; one table per workload (~40 min; BENCH_PEERS_ARGS="--only burst")
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
+	cmake --build build-bench -j$(JOBS) --target muster
+	./bench/peers.sh --muster build-bench/cmd/muster $(BENCH_PEERS_ARGS)
 
 bench-scale: deps          ## 1000 and 5000 kwok nodes: pods/s, writes and CPU per pod vs stock (3000/10 000 pods), gang wait, extender/reconciler restart and RSS with 50 000 pods / 5000 Jobs (~1.5 h; BENCH_SCALE_ARGS="--only throughput")
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF

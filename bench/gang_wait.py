@@ -58,10 +58,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import cluster, figures, recording  # noqa: E402  e2e/scenarios/harness
 from harness.figures import parse_metrics, summary  # noqa: E402  (the percentiles every bench prints; /metrics pages)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
-from gang_workload import GATE, GROUP, pod_group  # noqa: E402  (the gang scenarios' PodGroup)
+from gang_workload import GATE, GROUP, pod_group, upstream_gang  # noqa: E402  (the gang scenarios' PodGroups)
 
 RUN = "muster.io/run-seconds"
 PG_API = "/apis/scheduling.volcano.sh/v1beta1"
+UPSTREAM_API = "/apis/scheduling.k8s.io/v1beta1"  # Kubernetes' own Workload and PodGroup (--upstream)
 CREATORS = 4  # connections creating one gang's pods
 
 
@@ -92,14 +93,25 @@ def make_workload(args):
     return {"seed": args.seed, "gangs": gangs, "pods": sum(g["size"] for g in gangs), "gpus": total}
 
 
-def pod(gang, index, scheduler, gated):
+def pod(gang, index, scheduler, gated, upstream=False):
+    """A member: of the Volcano PodGroup it names, or (upstream) of
+    Kubernetes' own PodGroup it joins through spec.schedulingGroup."""
     spec = fake_gpu_pod_spec(scheduler, gang["gpus"], memory="64Mi")
+    annotations = {RUN: str(gang["run"])}
     if gated:
         spec["schedulingGates"] = [{"name": GATE}]
+    if upstream:
+        spec["schedulingGroup"] = {"podGroupName": gang["name"]}
+    else:
+        annotations[GROUP] = gang["name"]
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{gang['name']}-{index}",
-                         "annotations": {GROUP: gang["name"], RUN: str(gang["run"])}},
+            "metadata": {"name": f"{gang['name']}-{index}", "annotations": annotations},
             "spec": spec}
+
+
+def group_of(md, spec):
+    """The gang a pod belongs to: Volcano's annotation, else spec.schedulingGroup."""
+    return (md.get("annotations") or {}).get(GROUP) or (spec.get("schedulingGroup") or {}).get("podGroupName")
 
 
 # --- run -------------------------------------------------------------------------
@@ -123,7 +135,7 @@ class Recorder:
         name = md["name"]
         with self.lock:
             self.created.setdefault(name, now)
-            self.group_of.setdefault(name, (md.get("annotations") or {}).get(GROUP))
+            self.group_of.setdefault(name, group_of(md, spec))
             if not spec.get("schedulingGates"):
                 self.ungated.setdefault(name, now)
             if spec.get("nodeName"):
@@ -160,7 +172,14 @@ def submit_gang(args, rec, gang, log):
     ns, api = args.namespace, rec.api
     entry = log[gang["name"]]
     try:
-        post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang["name"], gang["size"]))
+        if args.upstream:
+            box = [None]
+            for obj in upstream_gang(gang["name"], gang["size"]):
+                post(box, api, f"{UPSTREAM_API}/namespaces/{ns}/{obj['kind'].lower()}s", obj)
+            if box[0] is not None:
+                box[0].close()
+        else:
+            post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang["name"], gang["size"]))
         entry["pgPosted"] = time.monotonic()
         if args.await_inqueue:
             with rec.lock:
@@ -168,7 +187,7 @@ def submit_gang(args, rec, gang, log):
                                      time.monotonic() + args.await_inqueue)
             if gang["name"] not in rec.inqueue:
                 entry["inqueueTimeout"] = True
-        pods = [pod(gang, i, args.scheduler, args.gated) for i in range(gang["size"])]
+        pods = [pod(gang, i, args.scheduler, args.gated, args.upstream) for i in range(gang["size"])]
 
         def create(chunk):
             box = [None]
@@ -291,7 +310,12 @@ def analyze(result):
             if binds[0] < g["ungated"][mn - 1]:
                 bind_before_ungated += 1
     interleaved, peak = overlaps(gangs, windows)
+    all_binds = [b for g in gangs for b in g["binds"]]
+    all_created = [c for g in gangs for c in g["created"]]
+    span = max(all_binds) - min(all_created) if all_binds and all_created else 0
     return {
+        # Pods bound per second, first pod created -> last bind (all gangs).
+        "podsPerSecond": round(len(all_binds) / span, 1) if span > 0 else None,
         "gangs": len(gangs), "pods": sum(g["size"] for g in gangs),
         "gpus": sum(g["size"] * g["gpus"] for g in gangs),
         "assembled": len(waits), "leftPartial": left_partial, "unbound": unbound,
@@ -367,6 +391,7 @@ def report(args):
                      f"{' ' + ','.join(a['leftPartial']) if a['leftPartial'] else ''}; "
                      f"never bound {len(a['unbound'])}")
         lines.append(f"  wait (last pod created -> minMember bound): {fmt_summary(a['wait'])}")
+        lines.append(f"  throughput: {a['podsPerSecond']} pods bound/s (first pod created -> last bind)")
         if a["fromInqueue"]["n"]:
             lines.append(f"  from Inqueue -> minMember bound:          {fmt_summary(a['fromInqueue'])}")
         lines.append(f"  submit (PodGroup POST) -> minMember bound:  {fmt_summary(a['fromSubmit'])}")
@@ -432,6 +457,8 @@ def main(argv):
     r.add_argument("out")
     r.add_argument("--scheduler", required=True)
     r.add_argument("--gated", action="store_true")
+    r.add_argument("--upstream", action="store_true",
+                   help="gangs as Kubernetes' own Workload + PodGroup (scheduling.k8s.io/v1beta1)")
     r.add_argument("--await-inqueue", type=float, default=0)
     r.add_argument("--timeout", type=float, default=120)
     p = sub.add_parser("report")

@@ -4,11 +4,14 @@
 # nodes x 8 GPUs while capacity exists (target: muster p99 <= 2 s), and the
 # stock kube-scheduler's outcome on the same workload.
 #
-# usage: bench/gang_wait.sh [--muster BIN] [--gangs G] [--seed N]
-#                           [--max-gpus M] [--sides "stock muster"] [--cluster FILE]
+# usage: bench/gang_wait.sh [--muster BIN] [--gangs G] [--seed N] [--sizes S,S,...]
+#                           [--interval LO,HI] [--max-gpus M]
+#                           [--sides "stock upstream muster"] [--cluster FILE]
 #                           [--dir DIR] [--out DIR]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
-#   G     gangs (default 60), N the workload's seed (default 5)
+#   G     gangs (default 60), N the workload's seed (default 5), S the gang
+#         sizes drawn from (default 2,4,8,16,32,64,100), LO,HI the seconds
+#         between two gangs (default 0.5,1.0; 0,0: all at once)
 #   M     cap on the workload's GPUs, all gangs together (default 4000)
 #   FILE  node layout (default e2e/clusters/kwok-1000.yaml)
 #   --out where the workload, each side's timings, muster's /metrics,
@@ -24,6 +27,12 @@
 #   stock   first, before the extender is started (so muster never sees its
 #           PodGroups): pods with schedulerName default-scheduler, ungated;
 #           the PodGroups are created too and ignored.
+#   upstream  (with --sides containing it; Kubernetes >= 1.37, where the
+#           harness turns the feature gate GenericWorkload on) Kubernetes' own
+#           gang scheduling: per gang a scheduling.k8s.io/v1beta1 Workload +
+#           PodGroup (gang minCount), then its pods, schedulerName
+#           default-scheduler joining it through spec.schedulingGroup; also
+#           before the extender starts.
 #   muster  then `cluster.sh extender start`: per gang the PodGroup, and once
 #           muster has it Inqueue (as muster's Job reconciler would) its
 #           pods, schedulerName volcano with the muster.io/gang gate.
@@ -54,6 +63,8 @@ gangs=60
 seed=5
 max_gpus=4000
 sides='stock muster'
+sizes=2,4,8,16,32,64,100
+interval=0.5,1.0
 cluster_file=$REPO/e2e/clusters/kwok-1000.yaml
 dir=''
 out=${TMPDIR:-/tmp}/muster-gang-wait
@@ -63,6 +74,8 @@ while (($#)); do
     --gangs) gangs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --max-gpus) max_gpus=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --interval) interval=$2; shift 2 ;;
     --sides) sides=$2; shift 2 ;;
     --cluster) cluster_file=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
@@ -77,7 +90,8 @@ done
 log() { printf '[gang-wait] %s\n' "$*" >&2; }
 rm -rf -- "$out"
 mkdir -p "$out"
-python3 "$PY" workload --seed "$seed" --gangs "$gangs" --max-gpus "$max_gpus" >"$out/workload.json"
+python3 "$PY" workload --seed "$seed" --gangs "$gangs" --max-gpus "$max_gpus" --sizes "$sizes" \
+  --interval "$interval" >"$out/workload.json"
 [[ -n $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/muster-gang-wait.XXXXXX")
 log "starting a cluster from ${cluster_file#"$REPO"/} in $dir (no extender yet)"
 env=$("$CLUSTER" up --cluster "$cluster_file" --dir "$dir" --watch-pid $$ 2>"$out/cluster-up.log") ||
@@ -123,6 +137,11 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for side in $sides; do
   case $side in
     stock) run_side stock default-scheduler || log "stock: not every gang reached minMember" ;;
+    upstream)
+      [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
+        { echo "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37)" >&2; exit 2; }
+      run_side upstream default-scheduler --upstream || log "upstream: not every gang reached minMember"
+      ;;
     muster)
       "$CLUSTER" extender start --dir "$dir" --muster "$muster" 2>>"$out/cluster-up.log" >/dev/null ||
         { echo "the muster extender did not start (see $out/cluster-up.log)" >&2; exit 1; }

@@ -19,6 +19,10 @@
 #     whole wave). The figure is always printed; GANG_MAX_MAKESPAN_RATIO=1.10
 #     turns the check on (it fails today), so the tier stays green on what
 #     holds while the gap stays visible.
+#   upstream (GANG_SIDES with "upstream", `make bench-peers`): Kubernetes'
+#     own gang scheduling, each job a scheduling.k8s.io/v1beta1 Workload +
+#     PodGroup for the stock kube-scheduler; given muster's limits (150 s,
+#     30 s without progress).
 set -euo pipefail
 # shellcheck disable=SC2034 # read by gang_lib.sh
 GANG_CLUSTER_FILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../clusters" && pwd)/gpu-32x8.yaml
@@ -27,6 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/gang_lib.sh"
 WORKLOAD=(burst --seed 3 --waves "30,18,24")
 
 gang_stock_side 75 20 "${WORKLOAD[@]}"
+gang_upstream_side 150 30 "${WORKLOAD[@]}"
 
 outcome=skipped
 if gang_has_side muster; then

@@ -6,6 +6,8 @@
 # whole gang is bound (gang_report.py record --rendezvous).
 #   stock kube-scheduler: places both gangs in part; neither can start; the
 #     GPUs stay held (shown 20 s after submission, then the run is stopped).
+#   upstream (GANG_SIDES with "upstream"): Kubernetes' own gang scheduling,
+#     both gangs as scheduling.k8s.io/v1beta1 Workload + PodGroup.
 #   muster: rejects the members in filter ("muster: ...") until a gang is
 #     reserved whole; one gang runs to completion, then the other; no
 #     GPU-second held by a gang below minMember beyond its binding ramp,
@@ -22,6 +24,9 @@ if gang_has_side stock; then
   gang_wait 20 1000 >/dev/null # stuck for good well before; 20 s shows it
   gang_end_side
 fi
+
+# Kubernetes' own gang scheduling (`make bench-peers`): given muster's limit.
+gang_upstream_side 120 30 deadlock
 
 outcome=skipped
 if gang_has_side muster; then

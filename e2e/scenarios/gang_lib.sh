@@ -20,7 +20,10 @@
 # cluster's logs including the extender's) is copied to MUSTER_GANG_OUT
 # (default ${TMPDIR:-/tmp}/muster-gang/<scenario>) before the cluster goes down.
 # Environment: MUSTER_BIN (the muster binary; default build/cmd/muster),
-# GANG_SIDES (default "stock muster"; "muster" skips the stock run).
+# GANG_SIDES (default "stock muster"; "muster" skips the stock run; "upstream"
+# adds Kubernetes' own gang scheduling - gang_upstream_side - which needs
+# Kubernetes >= 1.37, where cluster.sh turns the feature gate GenericWorkload
+# on: `make bench-peers` runs "stock upstream muster").
 # GANG_UP_ARGS (an array, set before sourcing): more `cluster.sh up` flags,
 # e.g. (--replicas 2 --muster "$MUSTER_BIN") (failover.sh).
 # GANG_MAX_SECONDS (set before sourcing): a hard cap - the scenario is sent
@@ -154,6 +157,24 @@ gang_stock_side() {
   gang_side stock
   gang_submit "$@" --scheduler default-scheduler
   e2e_log "stock: $(gang_wait "$cap" "$idle")"
+  gang_end_side
+}
+
+# gang_upstream_side CAP IDLE WORKLOAD...: when the upstream side is asked
+# for, its whole run, as gang_stock_side's: the same workload with every gang
+# a scheduling.k8s.io/v1beta1 Workload + PodGroup (gang_report.py workload
+# --upstream) for the stock kube-scheduler, whose GangScheduling plugin and
+# pod-group cycle (GenericWorkload) place it. Before gang_start_muster: muster
+# never sees these pods.
+gang_upstream_side() {
+  local cap=$1 idle=$2
+  shift 2
+  gang_has_side upstream || return 0
+  [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
+    fail "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37, MUSTER_GENERIC_WORKLOAD=1)"
+  gang_side upstream
+  gang_submit "$@" --scheduler default-scheduler --upstream
+  e2e_log "upstream: $(gang_wait "$cap" "$idle")"
   gang_end_side
 }
 

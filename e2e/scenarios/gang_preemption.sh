@@ -6,6 +6,10 @@
 # are low-b's 72: evicting low-b, whole, is the one best answer.
 #   stock kube-scheduler: preempts pod by pod; the victims' gangs are left
 #     below minMember, their survivors holding GPUs they cannot use.
+#   upstream (GANG_SIDES with "upstream", `make bench-peers`): Kubernetes'
+#     own gangs (scheduling.k8s.io/v1beta1, disruptionMode all, the priority
+#     class on the PodGroup), whose workload-aware preemption evicts whole
+#     pod groups.
 #   muster: evicts exactly low-b, all of it; low-a, low-c, low-d keep every
 #     member; the high gang runs to completion; no over-commit. Run twice:
 #     the high gang as plain pods and created with the muster.io/gang
@@ -36,24 +40,31 @@ YAML
 gang_bound_is() { [[ $(json_get "$(gang_status)" bound) == "$1" ]]; }
 
 # run_side SIDE SCHEDULER [--gated]: fill, wait for all 32 low pods, add the
-# high gang, wait until it finished (or 45 s; 20 s without progress).
+# high gang, wait until it finished (or 45 s; 20 s without progress). Side
+# upstream: both workloads as Kubernetes' own gangs (--upstream).
 run_side() {
-  local side=$1 sched=$2
+  local side=$1 sched=$2 both=()
   shift 2
+  [[ $side != upstream ]] || both=(--upstream)
   gang_side "$side"
-  gang_submit preemption-low --scheduler "$sched"
+  gang_submit preemption-low --scheduler "$sched" "${both[@]}"
   gang_wait_for "the 32 low-priority pods bound" 90 gang_bound_is 32
   sleep 1 # every low pod Running before the high gang comes
-  gang_submit preemption-high --scheduler "$sched" "$@"
+  gang_submit preemption-high --scheduler "$sched" "${both[@]}" "$@"
   local outcome
   outcome=$(gang_wait 45 20)
   e2e_log "$side: $outcome"
   sleep 1 # a late eviction would still show
-  [[ $side == stock ]] || gang_metrics
+  [[ $side != muster* ]] || gang_metrics
   gang_end_side
 }
 
 gang_has_side stock && run_side stock default-scheduler
+if gang_has_side upstream; then
+  [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
+    fail "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37, MUSTER_GENERIC_WORKLOAD=1)"
+  run_side upstream default-scheduler
+fi
 if gang_has_side muster || gang_has_side muster-gated; then gang_start_muster; fi
 gang_has_side muster && run_side muster volcano
 gang_has_side muster-gated && run_side muster-gated volcano --gated

@@ -39,7 +39,9 @@ def pod_view(pod):
     ann = md.get("annotations") or {}
     work = ann.get(WORK)
     return {
-        "name": md["name"], "gang": ann.get(GROUP), "min": int(ann.get(MIN) or 0),
+        # Volcano's group annotation, else Kubernetes' own spec.schedulingGroup.
+        "name": md["name"], "gang": ann.get(GROUP) or (spec.get("schedulingGroup") or {}).get("podGroupName"),
+        "min": int(ann.get(MIN) or 0),
         "work": float(work) if work is not None else None, "gpus": gpu_request(pod),
         "node": spec.get("nodeName"), "phase": st.get("phase"),
         "terminating": bool(md.get("deletionTimestamp")), "gated": bool(spec.get("schedulingGates")),

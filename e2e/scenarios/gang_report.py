@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Workloads, recorder and analysis of the gang e2e scenarios (stdlib only).
 
-Each scenario runs one workload twice on the same cluster file - once through
-the stock kube-scheduler (schedulerName default-scheduler), once through muster
-(schedulerName volcano) - records every pod's life as the API server reports
-it, and compares the two runs here.
+Each scenario runs one workload on the same cluster file once per side -
+through the stock kube-scheduler (schedulerName default-scheduler), through
+Kubernetes' own gang scheduling (side `upstream`: the same scheduler with the
+feature gate GenericWorkload, the gangs as scheduling.k8s.io/v1beta1 Workload
++ PodGroup; `make bench-peers`), through muster (schedulerName volcano) -
+records every pod's life as the API server reports it, and compares the runs
+here.
 
 Subcommands:
-  workload KIND [--scheduler S] [--gated] [--seed N] [--waves D,D,...]
+  workload KIND [--scheduler S] [--gated] [--upstream] [--seed N] [--waves D,D,...]
       Print a v1 List, in creation order, of the PodGroups and pods of KIND:
         deadlock         two gangs a, b of 100 pods x 1 GPU (minMember 100),
                          pods interleaved a-0, b-0, a-1, ...; work 8 s each
@@ -22,6 +25,10 @@ Subcommands:
       Every pod carries scheduling.k8s.io/group-name, e2e.muster.io/min-member
       and (unless it runs until deleted) e2e.muster.io/work-seconds.
       --gated adds the muster.io/gang scheduling gate (muster lifts it).
+      --upstream expresses each gang as a Workload and a PodGroup of
+      scheduling.k8s.io/v1beta1 (gang minCount, disruptionMode all, the
+      priority class) with pods joining it through spec.schedulingGroup
+      instead of a Volcano PodGroup (gang_workload.py upstream_gang).
   submit CLUSTER_DIR NAMESPACE FILE
       Create the items of a List (a workload) in its order, over one kept-alive
       connection with the cluster's admin credentials.
@@ -80,7 +87,7 @@ import sys
 
 from gang_analysis import analyze
 # Re-exported: scenarios (topology.sh), the tests and bench/gpu_topology.py use them as gang_report.X.
-from gang_recorder import Recorder, record, submit, succeeded_status  # noqa: F401
+from gang_recorder import Recorder, pod_view, record, submit, succeeded_status  # noqa: F401
 from gang_workload import GATE, GROUP, MIN, WORK, gang_pod, pod_group, workload  # noqa: F401
 from harness import figures
 from harness.recording import read_log as load
@@ -267,6 +274,7 @@ def main(argv):
     w.add_argument("kind")
     w.add_argument("--scheduler", default="volcano")
     w.add_argument("--gated", action="store_true")
+    w.add_argument("--upstream", action="store_true")
     w.add_argument("--seed", type=int, default=3)
     w.add_argument("--waves", default="20,12,16")
     r = sub.add_parser("record")
@@ -295,7 +303,7 @@ def main(argv):
     args = ap.parse_args(argv[1:])
     if args.cmd == "workload":
         waves = [float(x) for x in args.waves.split(",")]
-        json.dump(workload(args.kind, args.scheduler, args.gated, args.seed, waves), sys.stdout)
+        json.dump(workload(args.kind, args.scheduler, args.gated, args.seed, waves, args.upstream), sys.stdout)
         return 0
     if args.cmd == "record":
         return record(args)

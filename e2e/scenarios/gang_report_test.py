@@ -281,6 +281,27 @@ class WorkloadTest(unittest.TestCase):
         self.assertTrue(all("schedulingGates" not in p["spec"] for p in pods))
         self.assertTrue(all(p["spec"]["schedulerName"] == "default-scheduler" for p in pods))
 
+    def test_upstream_gangs_are_kubernetes_workloads_and_pod_groups(self):
+        items = gr.workload("preemption-high", "default-scheduler", False, 0, [], upstream=True)["items"]
+        kinds = [(i["apiVersion"], i["kind"]) for i in items]
+        self.assertEqual(kinds[:2], [("scheduling.k8s.io/v1beta1", "Workload"),
+                                     ("scheduling.k8s.io/v1beta1", "PodGroup")])
+        self.assertNotIn(("scheduling.volcano.sh/v1beta1", "PodGroup"), kinds)
+        workload, group = items[0], items[1]
+        template = workload["spec"]["podGroupTemplates"][0]
+        self.assertEqual(group["spec"]["workloadRef"], {"workloadName": "high", "templateName": template["name"]})
+        for spec in (template, group["spec"]):
+            self.assertEqual(spec["schedulingPolicy"], {"gang": {"minCount": 8}})
+            self.assertEqual(spec["disruptionMode"], {"all": {}})
+            self.assertEqual(spec["priorityClassName"], "e2e-gang-high")
+        pods = [i for i in items if i["kind"] == "Pod"]
+        self.assertEqual(len(pods), 8)
+        for p in pods:
+            self.assertEqual(p["spec"]["schedulingGroup"], {"podGroupName": "high"})
+            self.assertNotIn(gr.GROUP, p["metadata"]["annotations"], "names no Volcano PodGroup")
+        # The recorder reads the gang from spec.schedulingGroup.
+        self.assertEqual(gr.pod_view(pods[0])["gang"], "high")
+
 
 def pod_obj(name, gang, min_member, node=None, work=5, terminating=False, phase="Running"):
     ann = {gr.GROUP: gang, gr.MIN: str(min_member), gr.WORK: str(work)}

@@ -1,7 +1,13 @@
 """The gang scenarios' workloads (gang_report.py workload; pure, stdlib
 only): PodGroups and pods of fake GPU jobs, and the annotations the recorder
 and the analysis read. queue_report.py, e2e/scenarios/topology.sh and
-bench/gpu_topology.py build their gangs with the same pod_group and gang_pod."""
+bench/gpu_topology.py build their gangs with the same pod_group and gang_pod.
+
+With upstream=True each gang is expressed for Kubernetes' own gang
+scheduling instead (scheduling.k8s.io/v1beta1, feature gate GenericWorkload,
+1.37+; the peer of `make bench-peers`): a Workload with one PodGroupTemplate,
+a PodGroup made from it, and pods joining it through spec.schedulingGroup -
+the same gangs, sizes, priorities and work as every other side."""
 
 import random
 
@@ -26,8 +32,38 @@ def pod_group(name, min_member, priority=None, min_task=None, queue="default"):
             "metadata": {"name": name, "labels": {"e2e.muster.io/gang": name}}, "spec": spec}
 
 
+UPSTREAM_API = "scheduling.k8s.io/v1beta1"
+UPSTREAM_TEMPLATE = "workers"
+
+
+def upstream_policy(min_member, priority):
+    """What a Workload's PodGroupTemplate and its PodGroup both say, as
+    KEP-4671's 1.37 docs configure a gang: policy gang with minCount (all or
+    nothing); disruptionMode all, so workload-aware preemption evicts a gang
+    whole rather than pod by pod (the guarantee muster keeps); the priority
+    class, which pod-group preemption reads from the group."""
+    spec = {"schedulingPolicy": {"gang": {"minCount": min_member}}, "disruptionMode": {"all": {}}}
+    if priority:
+        spec["priorityClassName"] = priority
+    return spec
+
+
+def upstream_gang(name, min_member, priority=None):
+    """The Workload and PodGroup of one upstream gang (created in this order).
+    Per-task minimums have no upstream counterpart: minCount is the gang's."""
+    labels = {"e2e.muster.io/gang": name}
+    template = {"name": UPSTREAM_TEMPLATE, **upstream_policy(min_member, priority)}
+    workload = {"apiVersion": UPSTREAM_API, "kind": "Workload",
+                "metadata": {"name": name, "labels": labels}, "spec": {"podGroupTemplates": [template]}}
+    group = {"apiVersion": UPSTREAM_API, "kind": "PodGroup",
+             "metadata": {"name": name, "labels": labels},
+             "spec": {"workloadRef": {"workloadName": name, "templateName": UPSTREAM_TEMPLATE},
+                      **upstream_policy(min_member, priority)}}
+    return [workload, group]
+
+
 def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None, gated=False, task=None,
-             cpu="100m"):
+             cpu="100m", upstream=False):
     ann = {GROUP: gang, MIN: str(min_member)}
     if work is not None:
         ann[WORK] = str(work)
@@ -38,6 +74,9 @@ def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None,
         spec["priorityClassName"] = priority
     if gated:
         spec["schedulingGates"] = [{"name": GATE}]
+    if upstream:
+        spec["schedulingGroup"] = {"podGroupName": gang}
+        del ann[GROUP]  # names no Volcano PodGroup (the recorder reads schedulingGroup)
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"{gang}-{index}", "labels": {"e2e.muster.io/gang": gang}, "annotations": ann},
             "spec": spec}
@@ -65,15 +104,19 @@ def burst_jobs(seed, waves, cluster_gpus=256, node_gpus=8):
     return jobs
 
 
-def workload(kind, scheduler, gated, seed, waves):
+def workload(kind, scheduler, gated, seed, waves, upstream=False):
     items = []
 
     def add_gang(name, pods, gpus, work=None, priority=None, tasks=None):
-        items.append(pod_group(name, pods, priority, tasks))
+        if upstream:
+            items.extend(upstream_gang(name, pods, priority))
+        else:
+            items.append(pod_group(name, pods, priority, tasks))
         names = []
         for t, count in (tasks or {"": pods}).items():
             names += [t] * count
-        return [gang_pod(name, i, gpus, pods, scheduler, work, priority, gated, names[i] or None)
+        return [gang_pod(name, i, gpus, pods, scheduler, work, priority, gated, names[i] or None,
+                         upstream=upstream)
                 for i in range(pods)]
 
     if kind == "deadlock":

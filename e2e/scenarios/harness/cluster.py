@@ -19,6 +19,8 @@ import time
 
 CONNECTION_ERRORS = (OSError, http.client.HTTPException)
 PG_API = "/apis/scheduling.volcano.sh/v1beta1"
+# Kubernetes' own Workload and PodGroup (1.37+, feature gate GenericWorkload).
+UPSTREAM_PG_API = "/apis/scheduling.k8s.io/v1beta1"
 
 
 class Api:
@@ -89,13 +91,17 @@ def send(api, conn, method, path, body, content_type="application/json", timeout
 
 
 def create_items(api, namespace, items, conn=None):
-    """Creates Pods and PodGroups in order over one kept-alive connection
+    """Creates Pods, PodGroups (Volcano's or Kubernetes') and Workloads in
+    order over one kept-alive connection
     (`conn`, or a new one); returns the connection for the next batch. Raises
     RuntimeError naming the first object the API server refused."""
-    paths = {"Pod": f"/api/v1/namespaces/{namespace}/pods",
-             "PodGroup": f"{PG_API}/namespaces/{namespace}/podgroups"}
+    paths = {("v1", "Pod"): f"/api/v1/namespaces/{namespace}/pods",
+             ("scheduling.volcano.sh/v1beta1", "PodGroup"): f"{PG_API}/namespaces/{namespace}/podgroups",
+             (UPSTREAM_PG_API[len("/apis/"):], "PodGroup"): f"{UPSTREAM_PG_API}/namespaces/{namespace}/podgroups",
+             (UPSTREAM_PG_API[len("/apis/"):], "Workload"): f"{UPSTREAM_PG_API}/namespaces/{namespace}/workloads"}
     for item in items:
-        conn, status, text = send(api, conn, "POST", paths[item["kind"]], json.dumps(item))
+        path = paths[(item["apiVersion"], item["kind"])]
+        conn, status, text = send(api, conn, "POST", path, json.dumps(item))
         if status != 201:
             raise RuntimeError(f"creating {item['kind']} {item['metadata']['name']}: HTTP {status} {text[:300]!r}")
     return conn

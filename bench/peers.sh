@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `make bench-peers` (issue 24): muster against the schedulers a user would
+# pick instead, on the same cluster files and seeded workloads, each side in a
+# fresh namespace of the same cluster (a fresh cluster per workload):
+#   stock     the default kube-scheduler, pods placed one by one;
+#   upstream  Kubernetes' own gang scheduling (1.37, feature gate
+#             GenericWorkload, on in the harness from 1.37): the same
+#             kube-scheduler, every gang a scheduling.k8s.io/v1beta1 Workload
+#             with one PodGroupTemplate (gang minCount = the gang's size,
+#             disruptionMode all, the gang's priority class) and a PodGroup
+#             made from it, pods joining it through spec.schedulingGroup
+#             (e2e/scenarios/gang_workload.py upstream_gang: the choices and
+#             why);
+#   muster    the volcano profile calling muster, gangs as Volcano PodGroups.
+# Workloads (each side's figures per run in OUT/<workload>[-<run>]/):
+#   1. deadlock    e2e/scenarios/gang_deadlock.sh: 2 gangs x 100 pods x 1 GPU
+#                  on 100 GPUs (gpu-25x4)
+#   2. burst       e2e/scenarios/gang_burst.sh, RUNS times: 51 gang jobs of
+#                  1-8 pods x 1-8 GPUs on 32 x 8 GPUs in three exactly-filling
+#                  waves (seed 3); makespan / ideal per side
+#   3. preemption  e2e/scenarios/gang_preemption.sh: a high-priority 8 x 8-GPU
+#                  gang on a cluster full of low-priority gangs
+#   4. throughput  bench/gang_wait.sh --gangs 300 --sizes 10 --interval 0,0
+#                  (300 gangs x 10 pods at once, 1000 nodes), and
+#                  bench/scheduling_throughput.sh (3000 plain pods, stock vs
+#                  muster alternating, RUNS runs each; plain pods have no gang,
+#                  so the upstream column repeats the stock one)
+#   5. gang wait   bench/gang_wait.sh (60 gangs of 2-100 pods, capacity free)
+# Then bench/peers_report.py prints one table per workload (medians and
+# [min-max] over runs) and writes OUT/peers.json.
+#
+# usage: bench/peers.sh [--muster BIN] [--runs R] [--only "deadlock burst ..."] [--out DIR]
+#   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
+#   R     runs of the burst and of the plain-pod throughput (default 3)
+#   --only  a subset of: deadlock burst preemption throughput wait
+#   DIR   where everything goes (default ${TMPDIR:-/tmp}/muster-peers)
+# Needs Kubernetes >= 1.37 (MUSTER_K8S_VERSION, default v1.37.2). About
+# 40 min on 2 cores. A workload that fails on muster's own checks is reported
+# and the others still run; the exit code is 1 then.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
+SCENARIOS=$REPO/e2e/scenarios
+
+muster=''
+runs=3
+only='deadlock burst preemption throughput wait'
+out=${TMPDIR:-/tmp}/muster-peers
+while (($#)); do
+  case $1 in
+    --muster) muster=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[[ -n $muster ]] || muster=$(bench_muster_binary "$REPO")
+[[ -x $muster ]] || { echo "no muster binary (build it, or pass --muster)" >&2; exit 1; }
+muster=$(cd "$(dirname "$muster")" && pwd)/$(basename "$muster")
+version=${MUSTER_K8S_VERSION:-v1.37.2}
+minor=${version#v1.}
+minor=${minor%%.*}
+((minor >= 37)) || { echo "bench-peers needs Kubernetes >= 1.37 for the upstream side (got $version)" >&2; exit 2; }
+
+log() { printf '[bench-peers] %s\n' "$*" >&2; }
+rm -rf -- "$out"
+mkdir -p "$out"
+failed=()
+wants() { [[ " $only " == *" $1 "* ]]; }
+
+# gang_scenario NAME OUTDIR: one gang scenario with all three sides.
+gang_scenario() {
+  local name=$1 dir=$2 t0=$SECONDS
+  log "$name -> $dir"
+  if GANG_SIDES="stock upstream muster" MUSTER_BIN=$muster MUSTER_GANG_OUT=$dir \
+    "$SCENARIOS/$name.sh" >"$dir.log" 2>&1; then
+    log "$name: done in $((SECONDS - t0)) s"
+  else
+    log "$name: FAILED on muster's checks or did not finish (see $dir.log)"
+    failed+=("$name")
+  fi
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$SECONDS
+wants deadlock && gang_scenario gang_deadlock "$out/deadlock"
+if wants burst; then
+  for ((r = 1; r <= runs; r++)); do gang_scenario gang_burst "$out/burst-$r"; done
+fi
+wants preemption && gang_scenario gang_preemption "$out/preemption"
+if wants throughput; then
+  log "gang throughput -> $out/gang-throughput"
+  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --gangs 300 --sizes 10 \
+    --interval 0,0 --out "$out/gang-throughput" >"$out/gang-throughput.log" 2>&1 ||
+    { log "gang throughput: muster did not bring every gang to minMember"; failed+=(gang-throughput); }
+  log "plain-pod throughput -> $out/plain-throughput.jsonl"
+  "$HERE/scheduling_throughput.sh" --muster "$muster" --runs "$runs" --out "$out/plain-throughput.jsonl" \
+    >"$out/plain-throughput.log" 2>&1 || { log "plain-pod throughput failed"; failed+=(plain-throughput); }
+fi
+if wants wait; then
+  log "gang wait -> $out/gang-wait"
+  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --out "$out/gang-wait" \
+    >"$out/gang-wait.log" 2>&1 || { log "gang wait: muster did not bring every gang to minMember"; failed+=(gang-wait); }
+fi
+log "all workloads in $((SECONDS - start)) s; load average $(cut -d' ' -f1-3 /proc/loadavg) (before: $load0)"
+
+python3 "$HERE/peers_report.py" "$out" --json "$out/peers.json" | tee "$out/peers.txt"
+log "tables: $out/peers.txt, JSON: $out/peers.json"
+((${#failed[@]} == 0)) || { log "failed: ${failed[*]}"; exit 1; }
