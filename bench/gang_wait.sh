@@ -28,7 +28,8 @@
 #           PodGroups): pods with schedulerName default-scheduler, ungated;
 #           the PodGroups are created too and ignored.
 #   upstream  (with --sides containing it; Kubernetes >= 1.37, where the
-#           harness turns the feature gate GenericWorkload on) Kubernetes' own
+#           harness turns the feature gate GenericWorkload on with
+#           MUSTER_GENERIC_WORKLOAD=1) Kubernetes' own
 #           gang scheduling: per gang a scheduling.k8s.io/v1beta1 Workload +
 #           PodGroup (gang minCount), then its pods, schedulerName
 #           default-scheduler joining it through spec.schedulingGroup; also

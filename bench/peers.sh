@@ -4,7 +4,8 @@
 # fresh namespace of the same cluster (a fresh cluster per workload):
 #   stock     the default kube-scheduler, pods placed one by one;
 #   upstream  Kubernetes' own gang scheduling (1.37, feature gate
-#             GenericWorkload, on in the harness from 1.37): the same
+#             GenericWorkload, which this script turns on in every cluster it
+#             starts: MUSTER_GENERIC_WORKLOAD=1): the same
 #             kube-scheduler, every gang a scheduling.k8s.io/v1beta1 Workload
 #             with one PodGroupTemplate (gang minCount = the gang's size,
 #             disruptionMode all, the gang's priority class) and a PodGroup
@@ -67,6 +68,8 @@ minor=${minor%%.*}
 ((minor >= 37)) || { echo "bench-peers needs Kubernetes >= 1.37 for the upstream side (got $version)" >&2; exit 2; }
 
 log() { printf '[bench-peers] %s\n' "$*" >&2; }
+# Every cluster the workloads bring up serves Kubernetes' own gang API.
+export MUSTER_GENERIC_WORKLOAD=1
 rm -rf -- "$out"
 mkdir -p "$out"
 failed=()

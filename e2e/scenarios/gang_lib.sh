@@ -22,7 +22,8 @@
 # Environment: MUSTER_BIN (the muster binary; default build/cmd/muster),
 # GANG_SIDES (default "stock muster"; "muster" skips the stock run; "upstream"
 # adds Kubernetes' own gang scheduling - gang_upstream_side - which needs
-# Kubernetes >= 1.37, where cluster.sh turns the feature gate GenericWorkload
+# Kubernetes >= 1.37 and MUSTER_GENERIC_WORKLOAD=1, with which cluster.sh
+# turns the feature gate GenericWorkload
 # on: `make bench-peers` runs "stock upstream muster").
 # GANG_UP_ARGS (an array, set before sourcing): more `cluster.sh up` flags,
 # e.g. (--replicas 2 --muster "$MUSTER_BIN") (failover.sh).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Upstream gangs: Kubernetes' own PodGroup (scheduling.k8s.io/v1beta1, feature
-# gate GenericWorkload, Kubernetes >= 1.37; cluster.sh turns it on) whose pods
+# gate GenericWorkload, Kubernetes >= 1.37; MUSTER_GENERIC_WORKLOAD=1 at
+# cluster.sh up, CMake's e2e_gw_ cluster) whose pods
 # use schedulerName volcano are muster gangs: minMember = gang.minCount, queue =
 # the PodGroup's annotation scheduling.volcano.sh/queue-name, muster's GPU
 # topology and preemption. Division of work ("cooperate"): the volcano
