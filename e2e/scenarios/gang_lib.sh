@@ -161,6 +161,13 @@ gang_stock_side() {
   gang_end_side
 }
 
+# gang_require_generic_workload: fail unless the cluster serves Kubernetes'
+# own gang API (side upstream needs it).
+gang_require_generic_workload() {
+  [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
+    fail "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37, MUSTER_GENERIC_WORKLOAD=1)"
+}
+
 # gang_upstream_side CAP IDLE WORKLOAD...: when the upstream side is asked
 # for, its whole run, as gang_stock_side's: the same workload with every gang
 # a scheduling.k8s.io/v1beta1 Workload + PodGroup (gang_report.py workload
@@ -171,8 +178,7 @@ gang_upstream_side() {
   local cap=$1 idle=$2
   shift 2
   gang_has_side upstream || return 0
-  [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
-    fail "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37, MUSTER_GENERIC_WORKLOAD=1)"
+  gang_require_generic_workload
   gang_side upstream
   gang_submit "$@" --scheduler default-scheduler --upstream
   e2e_log "upstream: $(gang_wait "$cap" "$idle")"

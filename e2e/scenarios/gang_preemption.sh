@@ -61,8 +61,7 @@ run_side() {
 
 gang_has_side stock && run_side stock default-scheduler
 if gang_has_side upstream; then
-  [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
-    fail "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37, MUSTER_GENERIC_WORKLOAD=1)"
+  gang_require_generic_workload
   run_side upstream default-scheduler
 fi
 if gang_has_side muster || gang_has_side muster-gated; then gang_start_muster; fi
