@@ -96,19 +96,23 @@ void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& 
   });
 }
 
-// What the index keeps of a PodGroup (of `api`) or Queue (null `api`) that
-// does not decode.
-BrokenObject BrokenOf(const kube::UndecodableObject& obj, std::optional<PodGroupApi> api) {
-  BrokenObject broken{.namespace_ = obj.meta.namespace_,
-                      .name = obj.meta.name,
-                      .api = api.value_or(PodGroupApi::kVolcano),
-                      .uid = obj.meta.uid,
-                      .resource_version = obj.meta.resource_version,
-                      .problem = obj.problem};
-  if (api) {
-    StatusOr<PodGroupStatus> status = kube::DecodePodGroupStatusOf(obj.json);
-    if (status.ok()) broken.status = *std::move(status);
-  }
+// What the index keeps of a Queue that does not decode.
+BrokenObject BrokenQueueOf(const kube::UndecodableObject& obj) {
+  return {.namespace_ = obj.meta.namespace_,
+          .name = obj.meta.name,
+          .uid = obj.meta.uid,
+          .resource_version = obj.meta.resource_version,
+          .problem = obj.problem};
+}
+
+// What the index keeps of a PodGroup of `api` that does not decode: with its
+// status when that part decodes (a restarted extender does not answer the
+// same problem again).
+BrokenObject BrokenPodGroupOf(const kube::UndecodableObject& obj, PodGroupApi api) {
+  BrokenObject broken = BrokenQueueOf(obj);
+  broken.api = api;
+  StatusOr<PodGroupStatus> status = kube::DecodePodGroupStatusOf(obj.json);
+  if (status.ok()) broken.status = *std::move(status);
   return broken;
 }
 
@@ -120,7 +124,7 @@ void WirePodGroups(kube::Informer<PodGroup>& groups, PodGroupApi api, ClusterCac
       .on_delete = [&cache](const PodGroup& g) { cache.DeletePodGroup(g.GangKey()); },
       .on_undecodable =
           [&cache, api](const kube::UndecodableObject& g) {
-            cache.MarkPodGroupBroken(BrokenOf(g, api));
+            cache.MarkPodGroupBroken(BrokenPodGroupOf(g, api));
           },
       .on_undecodable_cleared =
           [&cache, api](const kube::UndecodableObject& g) {
@@ -135,9 +139,7 @@ void WireQueues(kube::Informer<Queue>& queues, ClusterCache& cache) {
       .on_update = [&cache](const Queue&, const Queue& q) { cache.UpsertQueue(q); },
       .on_delete = [&cache](const Queue& q) { cache.DeleteQueue(q.meta.name); },
       .on_undecodable =
-          [&cache](const kube::UndecodableObject& q) {
-            cache.MarkQueueBroken(BrokenOf(q, std::nullopt));
-          },
+          [&cache](const kube::UndecodableObject& q) { cache.MarkQueueBroken(BrokenQueueOf(q)); },
       .on_undecodable_cleared =
           [&cache](const kube::UndecodableObject& q) { cache.ClearBrokenQueue(q.meta.name); },
   });
@@ -249,10 +251,9 @@ int ServeUntilSignal(const MainLoop& loop) {
 // manifests/crds must be installed, or these lists fail (logged, retried)
 // and the extender never gets ready. Kubernetes' own PodGroups
 // (scheduling.k8s.io/v1beta1) are served only by Kubernetes 1.37+ with the
-// GenericWorkload gate and that version in --runtime-config: while the list
-// answers 404 the watch counts as synced (there are none), and it keeps
-// asking at the backoff's cap, so an API server that starts serving them is
-// followed without a restart.
+// GenericWorkload gate and that version in --runtime-config: an optional
+// collection (InformerOptions::optional_collection), synced with none while
+// the list answers 404 and followed once the API server serves it.
 struct Watches {
   explicit Watches(kube::Client* client)
       : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList),
@@ -260,7 +261,7 @@ struct Watches {
         groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
         queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList),
         k8s_groups(client, kube::KubernetesPodGroupsRef(), kube::DecodeKubernetesPodGroup,
-                   kube::DecodeKubernetesPodGroupList) {}
+                   kube::DecodeKubernetesPodGroupList, {.optional_collection = true}) {}
 
   void Feed(ClusterCache& cache) {
     Wire(nodes, pods, cache);
@@ -269,10 +270,8 @@ struct Watches {
     WireQueues(queues, cache);
   }
   bool Synced() const {
-    const bool k8s_groups_synced =
-        k8s_groups.HasSynced() || k8s_groups.last_list_error().code() == StatusCode::kNotFound;
     return nodes.HasSynced() && pods.HasSynced() && groups.HasSynced() && queues.HasSynced() &&
-           k8s_groups_synced;
+           k8s_groups.HasSynced();
   }
   std::vector<UndecodableEntry> Undecodable() const {
     std::vector<UndecodableEntry> out;

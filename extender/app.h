@@ -18,6 +18,7 @@
 //   --score-mode binpack|spread
 //   --gang-reservation-timeout D   (default 60s) --gang-preemption true|false
 //   --gang-head-of-line-after D    (default 10s)
+//   --gang-settle-quiet D --gang-settle-max D   (default 300ms, 1.5s)
 //
 // Thread-safety: RunExtender blocks SIGTERM/SIGINT in the calling thread
 // (and so in every thread it starts) and waits for them itself; call it

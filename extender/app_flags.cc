@@ -14,7 +14,7 @@ namespace {
 using Flags = ExtenderFlags;
 
 // The flag setting a string of ServerOptions.
-FlagSetter<Flags> ServerString(std::string ServerOptions::* field) {
+FlagSetter<Flags> ServerString(std::string ServerOptions::*field) {
   return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 
@@ -76,6 +76,11 @@ FlagTable<ExtenderFlags> Setters() {
       {"gang-head-of-line-after",
        DurationInto<Flags>("gang-head-of-line-after", Duration::zero(),
                            [](Flags& f) -> auto& { return f.gang.pass.head_of_line_after; })},
+      {"gang-settle-quiet",
+       DurationInto<Flags>("gang-settle-quiet", Duration::zero(),
+                           [](Flags& f) -> auto& { return f.gang.settle.quiet; })},
+      {"gang-settle-max", DurationInto<Flags>("gang-settle-max", std::chrono::milliseconds(1),
+                                              [](Flags& f) -> auto& { return f.gang.settle.max; })},
       {"gang-preemption",
        BoolInto<Flags>("gang-preemption",
                        [](Flags& f) -> auto& { return f.gang.pass.preemption; })},
@@ -184,6 +189,11 @@ std::string ExtenderUsage() {
          "                             without progress (default 60s)\n"
          "  --gang-head-of-line-after D  keep nodes draining for the first waiting gang once\n"
          "                             it is D old (default 10s)\n"
+         "  --gang-settle-quiet D      while capacity is being freed and a gang waits for it,\n"
+         "                             hold new gang plans until nothing was freed for D\n"
+         "                             (default 300ms; 0s: plan at once)\n"
+         "  --gang-settle-max D        hold them at most D from the first capacity freed\n"
+         "                             (default 1.5s)\n"
          "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
          "                             not fit (default true)\n"
          "  --queue-reclaim BOOL       evict whole gangs of queues above their deserved share\n"

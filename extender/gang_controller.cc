@@ -83,6 +83,7 @@ bool GangController::ShouldRun(Time now) {
   uint64_t generation = 0;
   cluster_->Exclusive([&](ClusterState& state) { generation = ChangeCount(state); });
   if (generation != last_generation_) return true;
+  if (settle_release_ && now >= *settle_release_) return true;
   return !last_pass_ || now - *last_pass_ >= options_.resync_interval;
 }
 
@@ -95,11 +96,16 @@ void GangController::RunPass() {
   }
   GangInputs inputs = ReadInputs(now);
   const QueueStep queues = RunQueues(inputs, now);
-  const gang::PassResult result = Decide(inputs, queues, now);
+  gang::PassResult result = Decide(inputs, queues, now);
+  const size_t held = HoldWhileSettling(inputs, result, now);
   const std::vector<std::string> applied = Reserve(inputs, queues, result, now);
   RememberReclaim(queues, result, now);
-  const PassFacts facts{
-      .inputs = inputs, .queues = queues, .result = result, .applied = applied, .now = now};
+  const PassFacts facts{.inputs = inputs,
+                        .queues = queues,
+                        .result = result,
+                        .applied = applied,
+                        .now = now,
+                        .plans_held = held};
   WritePlan plan = PlanWrites(facts, WriteOptionsOf(options_), memory_);
   observer_.ObservePass(facts, plan, memory_.gangs,
                         last_pass_ ? now - *last_pass_ : Duration::zero());
@@ -140,6 +146,18 @@ gang::PassResult GangController::Decide(const GangInputs& inputs, const QueueSte
       inputs.victims, now, options_.pass, limits);
   result.waits.insert(result.waits.end(), queues.held.begin(), queues.held.end());
   return result;
+}
+
+size_t GangController::HoldWhileSettling(const GangInputs& inputs, gang::PassResult& result,
+                                         Time now) {
+  const gang::SettleDecision d =
+      gang::Settle(settle_, inputs.free, gang::ShortOfCapacity(result), now, options_.settle);
+  settle_ = d.next;
+  settle_release_ = d.release_at;
+  if (!d.hold) return 0;
+  const size_t held = result.plans.size();
+  result.plans.clear();  // planned again, together, once the capacity settled
+  return held;
 }
 
 std::vector<std::string> GangController::Reserve(const GangInputs& inputs, const QueueStep& queues,

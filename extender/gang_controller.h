@@ -6,7 +6,9 @@
 //                gang_inputs.h), with what the controller remembers of each
 //                gang (GangRecord, gang_record.h);
 //   2. decide  - outside the lock: the queue step (queue_step.h), network
-//                tiers (topology_step.h), then gang::RunPass (pure);
+//                tiers (topology_step.h), then gang::RunPass (pure); while
+//                freed capacity trickles in and a gang waits for capacity,
+//                the new plans are held until it settles (gang/settle.h);
 //   3. reserve - under the lock again (ApplyPass): each planned member is
 //                Assume()d on its node (so filter pins it there and no other
 //                pod can take the capacity) and the gang's placement is kept
@@ -74,6 +76,7 @@
 #include "extender/gang_writes.h"
 #include "extender/queue_step.h"
 #include "gang/gang.h"
+#include "gang/settle.h"
 #include "model/api_objects.h"
 #include "model/clock.h"
 #include "topology/network.h"
@@ -92,6 +95,9 @@ inline constexpr std::string_view kGangGate = kGangSchedulingGate;
 
 struct GangControllerOptions {
   gang::PassConfig pass;
+  // Hold new plans while freed capacity trickles in (--gang-settle-quiet,
+  // --gang-settle-max; gang/settle.h).
+  gang::SettleConfig settle;
   std::chrono::milliseconds poll_interval{10};
   std::chrono::milliseconds resync_interval{1000};
   // A gang that evicted victims does not evict again before this.
@@ -151,6 +157,8 @@ class GangController {
   GangInputs ReadInputs(Time now);
   QueueStep RunQueues(GangInputs& inputs, Time now);
   gang::PassResult Decide(const GangInputs& inputs, const QueueStep& queues, Time now) const;
+  // Drops the result's plans while freed capacity settles; returns how many.
+  size_t HoldWhileSettling(const GangInputs& inputs, gang::PassResult& result, Time now);
   std::vector<std::string> Reserve(const GangInputs& inputs, const QueueStep& queues,
                                    const gang::PassResult& result, Time now);
   // The reclaim hysteresis (queue_step.h) remembers who took from whom.
@@ -165,6 +173,8 @@ class GangController {
   WriteMemory memory_;
   ReclaimMemory reclaim_;
   std::optional<Time> last_pass_;
+  gang::SettleState settle_;
+  std::optional<Time> settle_release_;  // while holding: run a pass then
   uint64_t last_generation_ = ~uint64_t{0};
   GangObserver observer_;
   base::WriteExecutor executor_;  // after observer_: its batches report there

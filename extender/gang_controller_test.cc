@@ -290,6 +290,57 @@ TEST(GangControllerTest, PlainPodsAreGangsOfOneInTheirQueue) {
   cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
 }
 
+// The contention burst's loss (issue 24): when a wave ends its members
+// finish one by one, and a pass at each finish gives the first GPUs freed to
+// whatever fits them. Here "big" (2 x 4 GPUs) is first in line and "small"
+// (2 x 2 GPUs) behind it; the two members on gpu-0 finish 100 ms apart.
+// Planning at once, small takes half of gpu-0 and big waits for the next
+// wave; settling holds the plans until the freeing pauses, and big gets
+// gpu-0 whole. (The head of the line, which would keep gpu-0 for big too
+// once it has waited 10 s, is off here.)
+TEST(GangControllerTest, SettlingGivesTheFirstGangTheCapacityFreedInPieces) {
+  struct Case {
+    std::string name;
+    Duration quiet;
+    int want_big, want_small;
+  };
+  const std::vector<Case> cases = {
+      {"settling off", Duration::zero(), 0, 2},
+      {"settling on", std::chrono::milliseconds(300), 2, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TestCluster cluster;
+    AddNodes(cluster, 2);
+    AddGang(cluster, "wave", 4, 4, 0, "", {"gpu-0", "gpu-0", "gpu-1", "gpu-1"});
+    AddGang(cluster, "big", 2, 4);  // first in line by name (same priority and age)
+    AddGang(cluster, "small", 2, 2);
+    GangControllerOptions options;
+    options.pass.head_of_line_after = Duration::max();
+    options.settle.quiet = c.quiet;
+    GangController controller = MakeController(cluster, options);
+    controller.RunPass();
+    for (int i : {0, 1}) {
+      Pod done = MakePod(MemberName("wave", i))
+                     .Namespace("ml")
+                     .Uid("uid-" + MemberName("wave", i))
+                     .Group("wave")
+                     .Cpu("1")
+                     .Gpu(4)
+                     .NodeName("gpu-0")
+                     .Phase("Succeeded");
+      cluster.Add(done);
+      controller.RunPass();
+      cluster.clock.Advance(100ms);
+    }
+    cluster.clock.Advance(300ms);
+    controller.RunPass();
+    EXPECT_EQ(ReservedMembers(cluster, "big", 2), c.want_big);
+    EXPECT_EQ(ReservedMembers(cluster, "small", 2), c.want_small);
+    cluster.With([](ClusterState& state) { EXPECT_TRUE(state.CheckAccounting().ok()); });
+  }
+}
+
 // Pods of schedulerName volcano joining a Kubernetes PodGroup
 // (spec.schedulingGroup) are one muster gang, placed whole, in the queue its
 // annotation names. The same kind of group for pods of another scheduler is

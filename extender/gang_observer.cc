@@ -111,6 +111,7 @@ void GangObserver::CountPass(const PassFacts& facts, const WritePlan& plan,
   if (facts.result.preemption.has_value()) CountPreemption(facts, *metrics_);
   metrics_->SetQueueShares(facts.queues.shares);
   metrics_->CountReservations(facts.applied.size(), facts.result.expired.size());
+  metrics_->CountPlansHeld(facts.plans_held);
   const double dt = ToSeconds(since_last_pass);
   std::map<std::string, int64_t, std::less<>> phases;
   for (const gang::Gang& g : facts.inputs.gangs) {

@@ -147,6 +147,7 @@ struct PassFacts {
   const gang::PassResult& result;
   const std::vector<std::string>& applied;  // gangs whose plan was reserved
   Time now;
+  size_t plans_held = 0;  // plans dropped while freed capacity settles (gang/settle.h)
 };
 
 // A gang after the pass, for the observer (debug JSON, metrics).

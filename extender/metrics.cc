@@ -221,6 +221,13 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                            .Register(*registry_);
   reservations_made_ = &reservations.Add({{"outcome", "made"}});
   reservations_expired_ = &reservations.Add({{"outcome", "expired"}});
+  plans_held_ = &prometheus::BuildCounter()
+                     .Name("muster_gang_plans_held_total")
+                     .Help(
+                         "Gang plans held back while freed capacity was still trickling in "
+                         "(--gang-settle-quiet); planned again once it settled.")
+                     .Register(*registry_)
+                     .Add({});
   preemptions_ = &prometheus::BuildCounter()
                       .Name("muster_gang_preemptions_total")
                       .Help("Gang preemptions started (victim sets chosen).")
@@ -334,6 +341,10 @@ void ExtenderMetrics::AddPartialGpuSeconds(double gpu_seconds) {
 void ExtenderMetrics::CountReservations(size_t made, size_t expired) {
   reservations_made_->Increment(static_cast<double>(made));
   reservations_expired_->Increment(static_cast<double>(expired));
+}
+
+void ExtenderMetrics::CountPlansHeld(size_t held) {
+  plans_held_->Increment(static_cast<double>(held));
 }
 
 void ExtenderMetrics::CountPreemption() { preemptions_->Increment(); }

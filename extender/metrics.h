@@ -137,6 +137,9 @@ class ExtenderMetrics {
   void ObserveGangPass(double seconds);
   void AddPartialGpuSeconds(double gpu_seconds);
   void CountReservations(size_t made, size_t expired);
+  // Plans dropped by a pass because freed capacity was still settling
+  // (gang/settle.h); they are planned again.
+  void CountPlansHeld(size_t held);
   void CountPreemption();
   void CountEvictions(size_t evicted);
   void CountReclaim(std::string_view queue);
@@ -190,6 +193,7 @@ class ExtenderMetrics {
   prometheus::Counter* partial_gpu_seconds_ = nullptr;
   prometheus::Counter* reservations_made_ = nullptr;
   prometheus::Counter* reservations_expired_ = nullptr;
+  prometheus::Counter* plans_held_ = nullptr;
   prometheus::Counter* preemptions_ = nullptr;
   prometheus::Counter* evictions_ = nullptr;
   std::map<std::string_view, prometheus::Gauge*> gang_phases_;

@@ -157,14 +157,22 @@ void InformerCore::Run() {
       if (!listed.ok()) {
         {
           base::MutexLock lock(&mu_);
-          // A collection the server does not serve (an API not enabled) is
-          // asked again at the backoff's cap; said once, not every time.
-          if (listed.code() != StatusCode::kNotFound ||
-              last_list_error_.code() != StatusCode::kNotFound) {
+          const bool not_served =
+              options_.optional_collection && listed.code() == StatusCode::kNotFound;
+          if (!not_served) {
             spdlog::warn("informer {}: list failed: {}", name, listed.ToString());
+          } else if (last_list_error_.code() != StatusCode::kNotFound) {
+            spdlog::info(
+                "informer {}: not served by this API server (404); counted as synced "
+                "with none, asked again later",
+                name);
           }
           ++stats_.list_errors;
           last_list_error_ = listed;
+          if (not_served && !synced_) {
+            synced_ = true;
+            synced_cv_.SignalAll();
+          }
         }
         if (cancel_.WaitFor(backoff.Next())) break;
         continue;

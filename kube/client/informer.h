@@ -66,6 +66,13 @@ struct InformerOptions {
                          std::chrono::minutes(2)};
   const Clock* clock = nullptr;  // backoff bookkeeping; null: RealClock()
   RandomSource random;           // null: DefaultRandomSource()
+  // A collection the API server may not serve (an API group behind a feature
+  // gate, e.g. scheduling.k8s.io/v1beta1 PodGroups): while its list answers
+  // 404 the informer counts as synced with nothing cached (said once in the
+  // log, not at every retry), and it keeps listing at the backoff's pace, so
+  // a server that starts serving it is followed without a restart. Other
+  // collections stay unsynced on a 404 (a CRD not installed is an error).
+  bool optional_collection = false;
 };
 
 struct InformerStats {

@@ -73,6 +73,11 @@ class FakeNodesApi {
     std::lock_guard<std::mutex> lock(mu_);
     block_lists_ = true;
   }
+  // Lists answer 404 (an API the server does not serve) until served again.
+  void SetServed(bool served) {
+    std::lock_guard<std::mutex> lock(mu_);
+    served_ = served;
+  }
   std::vector<std::string> watch_versions() {
     std::lock_guard<std::mutex> lock(mu_);
     return watch_versions_;
@@ -102,6 +107,13 @@ class FakeNodesApi {
     std::unique_lock<std::mutex> lock(mu_);
     list_queries_.push_back("limit=" + req.get_param_value("limit") +
                             " continue=" + req.get_param_value("continue"));
+    if (!served_) {
+      res.status = 404;
+      res.set_content(R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                      R"("reason":"NotFound","code":404})",
+                      "application/json");
+      return;
+    }
     if (block_lists_) {
       lock.unlock();
       server_.WaitUntilStopping(seconds(30));
@@ -171,6 +183,7 @@ class FakeNodesApi {
   std::deque<ListSnapshot> lists_;
   bool served_first_page_ = false;
   bool block_lists_ = false;
+  bool served_ = true;
   std::deque<WatchScript> watches_;
   std::vector<std::string> watch_versions_;
   std::vector<std::string> list_queries_;
@@ -442,6 +455,40 @@ TEST(UndecodableReasonTest, NamesTheTopLevelFieldOfTheProblem) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(UndecodableReason(UndecodableObject{.problem = c.problem}), c.want) << c.problem;
+  }
+}
+
+// An API behind a feature gate (Kubernetes' own PodGroups): the extender
+// must get ready on a server that does not serve it, and follow it once the
+// server does. Any other collection answering 404 (a CRD not installed)
+// keeps the informer unsynced.
+TEST_F(InformerTest, AnOptionalCollectionNotServedCountsAsSyncedUntilItIs) {
+  for (const bool optional : {false, true}) {
+    SCOPED_TRACE(optional ? "optional" : "required");
+    FakeNodesApi api;
+    ASSERT_TRUE(api.server().Start());
+    api.SetServed(false);
+    api.AddList({"10", {{NodeJson("a", "1")}}});
+    ClientConfig config;
+    config.server = api.server().url();
+    auto client = Client::New(config);
+    ASSERT_TRUE(client.ok()) << client.status();
+    InformerOptions options;
+    options.backoff = {milliseconds(1), milliseconds(20), 2.0, 0.0, Duration(0)};
+    options.optional_collection = optional;
+    Informer<Node> informer(client->get(), ResourceRef::Core("nodes"), &DecodeNode, &DecodeNodeList,
+                            options);
+    informer.Start();
+    ASSERT_TRUE(WaitFor([&] { return informer.stats().list_errors >= 2; }));
+    EXPECT_EQ(informer.HasSynced(), optional);
+    EXPECT_EQ(informer.last_list_error().code(), StatusCode::kNotFound);
+    EXPECT_TRUE(informer.List().empty());
+
+    api.SetServed(true);
+    ASSERT_TRUE(WaitFor([&] { return informer.Get("a") != nullptr; }));
+    EXPECT_TRUE(informer.HasSynced());
+    EXPECT_TRUE(informer.last_list_error().ok());
+    informer.Stop();
   }
 }
 
