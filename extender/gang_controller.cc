@@ -1,5 +1,6 @@
 #include "extender/gang_controller.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "extender/gang_write_sender.h"
@@ -74,7 +75,8 @@ void GangController::Stop() {
 
 void GangController::Loop() {
   while (!stop_) {
-    std::this_thread::sleep_for(options_.poll_interval);
+    std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
+        options_.poll_interval, std::exchange(pause_after_pass_, {})));
     if (ShouldRun(clock_.Now())) RunPass();
   }
 }
@@ -111,8 +113,10 @@ void GangController::RunPass() {
                         last_pass_ ? now - *last_pass_ : Duration::zero());
   last_pass_ = now;
   // The wall time, not the injected clock: this is a cost, not a decision.
-  observer_.ObservePassDuration(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  const auto cost = std::chrono::steady_clock::now() - started;
+  observer_.ObservePassDuration(std::chrono::duration<double>(cost).count());
+  pause_after_pass_ =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(cost * options_.pass_pacing);
   Execute(std::move(plan.writes));
 }
 
