@@ -334,6 +334,30 @@ Status CheckWholeCpus(const std::string& path, const std::vector<Container>& con
   return Status::Ok();
 }
 
+// "requests.cpu" and "limits.nvidia.com/gpu" name quotas (ResourceQuota,
+// a PodGroup's minResources), not what a container asks: the API server
+// takes "limits.nvidia.com/gpu" for an extended resource of its own, counted
+// in whole units, while muster's quantities read it as nvidia.com/gpu (the
+// job fuzzer built a pod asking "limits.nvidia.com/gpu: 0.5", which the API
+// server refuses). Refused here, naming the field, before any pod is built.
+Status CheckContainerResourceNames(const std::string& path,
+                                   const std::vector<Container>& containers) {
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const ResourceRequirements& r = containers[i].resources;
+    const std::pair<std::string_view, const Resources*> maps[] = {{"limits", &r.limits},
+                                                                  {"requests", &r.requests}};
+    for (const auto& [map, resources] : maps) {
+      for (const auto& [name, amount] : resources->entries()) {
+        if (!name.starts_with("requests.") && !name.starts_with("limits.")) continue;
+        return Invalid(Index(path, i) + ".resources." + std::string(map) + "[" + name + "]",
+                       Quote(name) + " names a quota, not a container's resource: ask " +
+                           Quote(name.substr(name.find('.') + 1)));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckTopologyPolicy(const std::string& path, const TaskSpec& task) {
   const std::string& policy = task.topology_policy;
   if (policy.empty()) return Status::Ok();
@@ -355,6 +379,11 @@ Status CheckTasks(const Job& job) {
     MUSTER_RETURN_IF_ERROR(CheckTaskName(path, task, names));
     MUSTER_RETURN_IF_ERROR(CheckTaskCounts(path, task));
     MUSTER_RETURN_IF_ERROR(CheckPodNameLength(path, task, job.meta.name));
+    const PodSpec& pod = task.template_pod.spec;
+    MUSTER_RETURN_IF_ERROR(
+        CheckContainerResourceNames(path + ".template.spec.initContainers", pod.init_containers));
+    MUSTER_RETURN_IF_ERROR(
+        CheckContainerResourceNames(path + ".template.spec.containers", pod.containers));
     MUSTER_RETURN_IF_ERROR(CheckTopologyPolicy(path, task));
     MUSTER_RETURN_IF_ERROR(ValidateTemplateGpus(task.template_pod, path + ".template"));
     MUSTER_RETURN_IF_ERROR(CheckPolicies(task.policies, path + ".policies"));

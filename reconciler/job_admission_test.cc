@@ -329,6 +329,27 @@ TEST(JobAdmissionTest, TopologyPolicy) {
   });
 }
 
+// Quota names ("limits.nvidia.com/gpu") in a container: the API server would
+// take them for extended resources of their own, in whole units.
+TEST(JobAdmissionTest, ContainerResourcesAreNotQuotaNames) {
+  auto task = [](std::string_view list, std::string_view resources) {
+    return R"({"tasks":[{"name":"a","replicas":1,"template":{"spec":{")" + std::string(list) +
+           R"(":[{"name":"c","image":"i","resources":)" + std::string(resources) + "}]}}}]}";
+  };
+  RunValidateCases({
+      {"a share of a GPU", "j", task("containers", R"({"limits":{"nvidia.com/gpu":"0.5"}})"), ""},
+      {"limits.nvidia.com/gpu", "j",
+       task("containers", R"({"limits":{"limits.nvidia.com/gpu":"0.5","cpu":"1"}})"),
+       R"(spec.tasks[0].template.spec.containers[0].resources.limits[limits.nvidia.com/gpu]: )"
+       R"("limits.nvidia.com/gpu" names a quota, not a container's resource: ask "nvidia.com/gpu")"},
+      {"requests.cpu in an init container", "j",
+       task("initContainers", R"({"requests":{"requests.cpu":"1"}})"),
+       R"(spec.tasks[0].template.spec.initContainers[0].resources.requests[requests.cpu]: )"},
+      {"a domain that merely contains limits", "j",
+       task("containers", R"({"limits":{"example.com/limits.x":"1"}})"), ""},
+  });
+}
+
 // A job with one task and the job policies `policies` (a JSON array).
 std::string JobPolicies(std::string_view policies) {
   return WithOneTask(R"("policies":)" + std::string(policies));
