@@ -14,7 +14,7 @@ namespace {
 using Flags = ExtenderFlags;
 
 // The flag setting a string of ServerOptions.
-FlagSetter<Flags> ServerString(std::string ServerOptions::*field) {
+FlagSetter<Flags> ServerString(std::string ServerOptions::* field) {
   return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 
