@@ -4,10 +4,8 @@
 
 namespace muster::gang {
 
-bool AnyGrew(const Resources& before, const Resources& after) {
-  return std::ranges::any_of(
-      after.entries(), [&](const Resources::Entry& e) { return e.second > before.Get(e.first); });
-}
+// Some positive amount of `after` exceeds `before`'s (absent: 0).
+bool AnyGrew(const Resources& before, const Resources& after) { return !after.FitsIn(before); }
 
 bool ShortOfCapacity(const PassResult& result) {
   return std::ranges::any_of(result.waits,
