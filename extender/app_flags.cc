@@ -81,6 +81,9 @@ FlagTable<ExtenderFlags> Setters() {
                            [](Flags& f) -> auto& { return f.gang.settle.quiet; })},
       {"gang-settle-max", DurationInto<Flags>("gang-settle-max", std::chrono::milliseconds(1),
                                               [](Flags& f) -> auto& { return f.gang.settle.max; })},
+      {"gang-bind-hold",
+       DurationInto<Flags>("gang-bind-hold", Duration::zero(),
+                           [](Flags& f) -> auto& { return f.server.gang_bind_hold; })},
       {"gang-preemption",
        BoolInto<Flags>("gang-preemption",
                        [](Flags& f) -> auto& { return f.gang.pass.preemption; })},
@@ -177,7 +180,7 @@ std::string ExtenderUsage() {
          "  --keep-alive-timeout D     close a connection idle this long (default 5s)\n"
          "  --max-connections N        open connections (default 512); over it the longest idle\n"
          "                             one is closed, or the newcomer gets 503\n"
-         "  --max-connections-per-client N  the same, per client address (default 128)\n"
+         "  --max-connections-per-client N  the same, per client address (default 256)\n"
          "  --kube-api-qps N           API requests per second, per client (default 50)\n"
          "  --kube-api-burst N         API request burst, per client (default 100)\n"
          "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
@@ -194,6 +197,10 @@ std::string ExtenderUsage() {
          "                             (default 300ms; 0s: plan at once)\n"
          "  --gang-settle-max D        hold them at most D from the first capacity freed\n"
          "                             (default 1.5s)\n"
+         "  --gang-bind-hold D         hold a gang member's bind until the gang's other\n"
+         "                             reserved members reach bind, at most D, then POST\n"
+         "                             them together (default 1.5s; 0s: bind each at once;\n"
+         "                             D + 3.3s must stay below the scheduler's httpTimeout)\n"
          "  --gang-preemption BOOL     evict whole lower-priority gangs for a gang that does\n"
          "                             not fit (default true)\n"
          "  --queue-reclaim BOOL       evict whole gangs of queues above their deserved share\n"

@@ -178,6 +178,20 @@ std::optional<BindPlan> CheckGang(const BindPlan& plan, const PodRecord& pod, co
                     " has no reservation on node " + args.node + where);
 }
 
+// The uids of the gang's members that hold a reservation (the gang
+// controller's, or a bind's in flight) and are not seen bound.
+std::vector<std::string> ReservedMembers(const ClusterState& state, std::string_view group) {
+  std::vector<std::string> reserved;
+  const auto gang = state.gang_pods().find(group);
+  if (gang == state.gang_pods().end()) return reserved;
+  for (const auto& [uid, pod] : gang->second) {
+    const PodRecord* record = state.FindPod(uid);
+    if (record == nullptr || !record->node_name.empty() || record->terminal) continue;
+    if (state.PlacementOf(uid).has_value()) reserved.push_back(uid);
+  }
+  return reserved;
+}
+
 }  // namespace
 
 BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, const NodeInfo* node,
@@ -232,6 +246,10 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
   // reserve: the whole request counts on the node from now on, until the
   // bound pod is seen (or FinishBind releases it).
   plan.assumed = state.Assume(args.pod_uid, args.node, pod->request, std::nullopt, plan.gpus);
+  if (!pod->implicit_group && group != nullptr && group->spec.min_member > 1) {
+    plan.gang = pod->group;
+    plan.gang_reserved = ReservedMembers(state, pod->group);
+  }
   return plan;
 }
 

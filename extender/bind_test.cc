@@ -257,6 +257,38 @@ TEST(BindTest, ABodyThatDoesNotDecodeIsRejectedReadably) {
   EXPECT_EQ(cluster.pipeline.AnswerBind(plan).http_status, 200) << "bind errors travel in Error";
 }
 
+// A gang member's bind names the members the bind barrier waits for: those
+// with a reservation and not bound (itself included); a member bound
+// already, or without a reservation, is not waited for.
+TEST(BindTest, AGangMembersBindNamesItsGangsReservedUnboundMembers) {
+  fixture::TestCluster cluster;
+  cluster.Add(MakeNode("n1").Gpu(8));
+  cluster.Add(test::MakePodGroup("train").Namespace("ml").MinMember(3));
+  const auto member = [](std::string name, std::string uid) {
+    return MakePod(name).Namespace("ml").Uid(uid).Gpu(1).Group("train");
+  };
+  cluster.Add(member("train-0", "u0"));
+  cluster.Add(member("train-1", "u1"));
+  cluster.Add(member("train-2", "u2").NodeName("n1").Phase("Running"));
+  cluster.Add(member("train-3", "u3"));  // no reservation
+  cluster.With([](ClusterState& s) {
+    s.Assume("u0", "n1", Resources{{"nvidia.com/gpu", 1000}});
+    s.Assume("u1", "n1", Resources{{"nvidia.com/gpu", 1000}});
+  });
+  const BindPlan plan = cluster.pipeline.ReserveBind(kube::EncodeExtenderBindingArgs(
+      {.pod_name = "train-0", .pod_namespace = "ml", .pod_uid = "u0", .node = "n1"}));
+  ASSERT_EQ(plan.action, BindAction::kPost) << plan.error;
+  EXPECT_EQ(plan.gang, "ml/train");
+  EXPECT_EQ(plan.gang_reserved, (std::vector<std::string>{"u0", "u1"}));
+
+  // A plain pod's bind waits for nobody.
+  cluster.Add(MakePod("solo").Namespace("ml").Uid("s").Gpu(1));
+  const BindPlan solo = cluster.pipeline.ReserveBind(kube::EncodeExtenderBindingArgs(
+      {.pod_name = "solo", .pod_namespace = "ml", .pod_uid = "s", .node = "n1"}));
+  ASSERT_EQ(solo.action, BindAction::kPost) << solo.error;
+  EXPECT_EQ(solo.gang, "");
+}
+
 // 16 binds race for one 8-GPU node, 2 GPUs each: exactly 4 may win, and the
 // node's allocation never exceeds its GPUs.
 TEST(BindTest, ConcurrentBindsNeverOvercommit) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/bind_barrier.h"
 #include "kube/client/informer.h"
 #include "model/quantity.h"
 
@@ -228,6 +229,23 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                          "(--gang-settle-quiet); planned again once it settled.")
                      .Register(*registry_)
                      .Add({});
+  auto& bind_holds = prometheus::BuildCounter()
+                         .Name("muster_gang_bind_holds_total")
+                         .Help(
+                             "Gang members' binds held until their gang's other reserved members "
+                             "reached bind too, by how the hold ended: all_arrived, deadline "
+                             "(--gang-bind-hold), capacity (too many binds held at once).")
+                         .Register(*registry_);
+  for (std::string_view release : WithOther(kBarrierReleases)) {
+    bind_holds_[release] = &bind_holds.Add({{"release", Str(release)}});
+  }
+  bind_hold_seconds_ =
+      &prometheus::BuildHistogram()
+           .Name("muster_gang_bind_hold_seconds")
+           .Help("How long a gang member's bind was held at the bind barrier.")
+           .Register(*registry_)
+           .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                            0.25, 0.5, 1, 1.5, 2, 3});
   preemptions_ = &prometheus::BuildCounter()
                       .Name("muster_gang_preemptions_total")
                       .Help("Gang preemptions started (victim sets chosen).")
@@ -341,6 +359,11 @@ void ExtenderMetrics::AddPartialGpuSeconds(double gpu_seconds) {
 void ExtenderMetrics::CountReservations(size_t made, size_t expired) {
   reservations_made_->Increment(static_cast<double>(made));
   reservations_expired_->Increment(static_cast<double>(expired));
+}
+
+void ExtenderMetrics::ObserveBindHold(std::string_view release, double seconds) {
+  bind_holds_.at(Bounded(kBarrierReleases, release))->Increment();
+  bind_hold_seconds_->Observe(seconds);
 }
 
 void ExtenderMetrics::CountPlansHeld(size_t held) {

@@ -38,6 +38,10 @@
 //   muster_gang_partial_gpu_seconds_total                counter: GPU-seconds held by gangs
 //                                                          short of minMember (should stay 0)
 //   muster_gang_reservations_total{outcome}              counter: "made" or "expired"
+//   muster_gang_bind_holds_total{release}                counter: gang members' binds held
+//                                                          at the bind barrier, by how their
+//                                                          round ended (kBarrierReleases)
+//   muster_gang_bind_hold_seconds                        histogram: how long one was held
 //   muster_gang_preemptions_total                        counter: victim sets chosen
 //   muster_gang_evictions_total                          counter: pods evicted as victims
 //   muster_gangs{phase}                                  gauge: PodGroups by phase (kGangPhases)
@@ -140,6 +144,9 @@ class ExtenderMetrics {
   // Plans dropped by a pass because freed capacity was still settling
   // (gang/settle.h); they are planned again.
   void CountPlansHeld(size_t held);
+  // A gang member's bind held at the bind barrier (bind_barrier.h), by
+  // BarrierReleaseName, and for how long.
+  void ObserveBindHold(std::string_view release, double seconds);
   void CountPreemption();
   void CountEvictions(size_t evicted);
   void CountReclaim(std::string_view queue);
@@ -194,6 +201,8 @@ class ExtenderMetrics {
   prometheus::Counter* reservations_made_ = nullptr;
   prometheus::Counter* reservations_expired_ = nullptr;
   prometheus::Counter* plans_held_ = nullptr;
+  std::map<std::string_view, prometheus::Counter*> bind_holds_;
+  prometheus::Histogram* bind_hold_seconds_ = nullptr;
   prometheus::Counter* preemptions_ = nullptr;
   prometheus::Counter* evictions_ = nullptr;
   std::map<std::string_view, prometheus::Gauge*> gang_phases_;

@@ -402,6 +402,11 @@ struct BindPlan {
   std::optional<AssumeResult> assumed;  // kPost: what the reservation did
   GpuHolding gpus;                      // kPost: the GPUs chosen on the node (empty: none)
   std::string_view gpu_set;             // kPost: as VerbReply::gpu_set
+  // kPost of a gang member (minMember > 1): its gang ("namespace/podgroup")
+  // and the uids of the gang's members that hold a reservation and are not
+  // bound, itself included, for the bind barrier (bind_barrier.h).
+  std::string gang;
+  std::vector<std::string> gang_reserved;
 };
 
 // plan: the pure decision for one bind request, given what the cache knows
@@ -422,7 +427,8 @@ BindPlan PlanBind(const kube::ExtenderBindingArgs& args, const PodRecord* pod, c
                   Time now = Time());
 
 // reserve: PlanBind on `state`, then, for kPost, Assume() the pod's request
-// on the node, so no concurrent decision can hand out the same capacity.
+// on the node, so no concurrent decision can hand out the same capacity,
+// and name the gang's reserved, unbound members (BindPlan::gang_reserved).
 // REQUIRES: exclusive access to `state` (ClusterAccess::Exclusive).
 BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& args,
                         const std::vector<std::string>& managed);

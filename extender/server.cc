@@ -315,7 +315,10 @@ StatusOr<Pod> KubeBinder::GetPod(std::string_view ns, std::string_view name) {
 // ---- Server.
 
 Server::Server(ServerOptions options, ServerDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)) {}
+    : options_(std::move(options)),
+      deps_(std::move(deps)),
+      barrier_({.max_hold = options_.gang_bind_hold,
+                .max_held = std::max(1, options_.threads - kWorkersNeverHeld)}) {}
 
 Server::~Server() { Stop(); }
 
@@ -412,6 +415,11 @@ VerbReply Server::Bind(const std::string& body) {
     plan = deps_.pipeline->ReserveBind(body);
   }
   if (plan.action != BindAction::kPost) return deps_.pipeline->AnswerBind(plan);
+  if (!plan.gang.empty() && barrier_.enabled()) {
+    const BarrierOutcome held = barrier_.Hold(plan.gang, plan.args.pod_uid, plan.gang_reserved);
+    deps_.metrics->ObserveBindHold(BarrierReleaseName(held.release),
+                                   std::chrono::duration<double>(held.held).count());
+  }
   const Status post = deps_.binder->Bind(plan.binding);
   return deps_.pipeline->FinishBind(plan, post);
 }

@@ -2,7 +2,9 @@
 // plus health, readiness, metrics and a debug view of the cache.
 //
 //   POST {prefix}/filter|prioritize|preempt -> Pipeline verb -> reply as given
-//   POST {prefix}/bind  -> ReserveBind -> Binder::Bind (the Binding POST) -> FinishBind
+//   POST {prefix}/bind  -> ReserveBind -> BindBarrier::Hold (a gang member, until its
+//                          gang's other reserved members reach bind) -> Binder::Bind
+//                          (the Binding POST) -> FinishBind
 //   GET  /healthz       -> 200 "ok" while the process serves
 //   GET  /readyz        -> 200 once the injected predicate holds (caches synced), else 503
 //   GET  /metrics       -> ExtenderMetrics::Text()
@@ -42,6 +44,7 @@
 
 #include "base/guarded_server.h"
 #include "base/http_serving.h"
+#include "extender/bind_barrier.h"
 #include "extender/metrics.h"
 #include "extender/pipeline.h"
 #include "model/api_objects.h"
@@ -76,7 +79,9 @@ class Binder {
 struct KubeBinderOptions {
   // The whole bind, retries included, must end before kube-scheduler's
   // extender httpTimeout (5 s by default) gives up on the call.
-  Duration deadline = std::chrono::milliseconds(4000);
+  // A gang member's bind may first wait at the bind barrier
+  // (ServerOptions::gang_bind_hold, 1.5 s): 1.5 + 3.3 < 5.
+  Duration deadline = std::chrono::milliseconds(3300);
   Duration initial_backoff = std::chrono::milliseconds(100);
 };
 
@@ -105,8 +110,16 @@ struct ServerOptions {
   std::string prefix = "/scheduler";
   size_t max_body_bytes = size_t{16} << 20;
   // Workers run requests whose head has arrived (an idle keep-alive
-  // connection holds none); binds block on the API server in parallel.
-  int threads = 64;
+  // connection holds none); binds block on the API server in parallel, and
+  // gang members' binds wait for their gang at the bind barrier (a 100-pod
+  // gang holds 100 workers until its last member reaches bind).
+  int threads = 128;
+  // A gang member's bind waits for the gang's other reserved members to
+  // reach bind, at most this long (bind_barrier.h); zero: no barrier. The
+  // barrier holds at most `threads` - kWorkersNeverHeld binds at once.
+  // The hold plus KubeBinderOptions::deadline stay inside kube-scheduler's
+  // extender httpTimeout (5 s in manifests/scheduler).
+  Duration gang_bind_hold = std::chrono::milliseconds(1500);
   // TLS when both are set; with client_ca_path, clients must present a
   // certificate signed by that CA (mTLS).
   std::string tls_cert_path;
@@ -127,7 +140,7 @@ struct ServerOptions {
   // generous. Over a cap the longest-idle connection is closed to make room;
   // only when none is idle does the newcomer get 503.
   int max_connections = 512;
-  int max_connections_per_client = 128;
+  int max_connections_per_client = 256;
   // How long a connection may wait for its next request (its first
   // included) before it is closed.
   Duration keep_alive_timeout = std::chrono::seconds(5);
@@ -169,6 +182,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // Workers the bind barrier never holds: filter, prioritize and the
+  // binds' own POSTs must go on while gangs assemble.
+  static constexpr int kWorkersNeverHeld = 16;
+
   // Binds the listening socket and starts serving on a thread. InvalidArgument
   // for bad options (a TLS file that does not load, a prefix without a
   // leading '/'), Unavailable when the address cannot be bound.
@@ -196,6 +213,7 @@ class Server {
 
   const ServerOptions options_;
   const ServerDeps deps_;
+  BindBarrier barrier_;
   std::unique_ptr<httplib::Server> http_;
   base::ListenThread listener_;  // after http_: stopped before the server goes
   int port_ = 0;

@@ -386,6 +386,41 @@ TEST(ServerTest, ConcurrentBindsNeverOvercommit) {
   EXPECT_EQ(h.cluster.cache.Snapshot({}).FindNode("n1")->allocated.gpus(), 8);
 }
 
+// A gang's members reach bind one scheduling cycle apart; no Binding is
+// POSTed until the last reserved member has arrived, then all of them are
+// (the bind barrier, bind_barrier.h).
+TEST(ServerTest, AGangsBindingsArePostedOnlyOnceEveryReservedMemberReachedBind) {
+  Harness h;
+  h.cluster.Add(MakeNode("n1").Gpu(8));
+  h.cluster.Add(test::MakePodGroup("train").Namespace("ml").MinMember(3));
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    h.cluster.Add(MakePod("train-" + n).Namespace("ml").Uid("u" + n).Gpu(2).Group("train"));
+    h.cluster.With(
+        [&](ClusterState& s) { s.Assume("u" + n, "n1", test::Res({{"nvidia.com/gpu", "2"}})); });
+  }
+  const auto bind = [&h](int i) {
+    const std::string n = std::to_string(i);
+    httplib::Result res = h.Post(
+        "bind",
+        kube::EncodeExtenderBindingArgs(
+            {.pod_name = "train-" + n, .pod_namespace = "ml", .pod_uid = "u" + n, .node = "n1"}));
+    EXPECT_TRUE(res && res->status == 200 && res->body == R"({"Error":""})")
+        << (res ? res->body : httplib::to_string(res.error()));
+  };
+  std::thread first(bind, 0);
+  std::thread second(bind, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(h.binder.bindings().empty()) << "train-2 has not reached bind yet";
+  bind(2);
+  first.join();
+  second.join();
+  EXPECT_EQ(h.binder.bindings().size(), 3u);
+  EXPECT_EQ(fixture::FindSample(fixture::ParseMetricsText(h.metrics.Text()),
+                                "muster_gang_bind_holds_total", {{"release", "all_arrived"}}),
+            3);
+}
+
 // extender/testdata/tls/README.md describes the certificates.
 std::string TlsFile(const std::string& name) {
   return std::string(MUSTER_TESTDATA_DIR) + "/tls/" + name;
