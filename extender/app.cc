@@ -312,15 +312,28 @@ ClusterStateOptions CacheOptions(const ExtenderFlags& flags) {
   return options;
 }
 
-// Starts the verbs' server and, with --metrics-port, the ops server; false
-// (logged) when either cannot serve.
-bool StartServing(const ExtenderFlags& flags, Server& server, base::OpsServer& ops) {
+// Starts the verbs' server and, with --metrics-port, the ops server, and with
+// --webhook-port the pod webhook (made into `webhook`); false (logged) when
+// one cannot serve.
+bool StartServing(const ExtenderFlags& flags, Server& server, base::OpsServer& ops,
+                  ExtenderMetrics& metrics, std::unique_ptr<PodWebhook>& webhook) {
   if (Status started = server.Start(); !started.ok()) {
     spdlog::error("extender: {}", started.ToString());
     return false;
   }
   spdlog::info("extender: serving {}:{}{} ({})", flags.server.listen_address, server.port(),
                flags.server.prefix, flags.server.tls_cert_path.empty() ? "http" : "https");
+  if (flags.webhook.port != 0) {
+    // It answers on every replica, leader or standby: it only reads the pod
+    // it is asked about.
+    webhook = std::make_unique<PodWebhook>(flags.webhook, flags.policy.gang_schedulers, &metrics);
+    if (Status started = webhook->Start(); !started.ok()) {
+      spdlog::error("extender: {}", started.ToString());
+      return false;
+    }
+    spdlog::info("extender: pod webhook on https://{}:{}{}", flags.webhook.listen_address,
+                 webhook->port(), flags.webhook.path);
+  }
   if (flags.metrics_port == 0) return true;
   if (std::string error; !ops.Start(flags.metrics_listen, flags.metrics_port, &error)) {
     spdlog::error("extender: metrics: {}", UnavailableError(error).ToString());
@@ -365,9 +378,7 @@ int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
   ExtenderMetrics metrics;
   KubeBinder binder(clients->bind.get());
   const std::function<bool()> synced = [&watches] { return watches.Synced(); };
-  const std::function<std::vector<UndecodableEntry>()> undecodable = [&watches] {
-    return watches.Undecodable();
-  };
+  const auto undecodable = [&watches] { return watches.Undecodable(); };
   // Gangs: planned and reserved whole by a controller thread, which starts
   // once the cache is synced (a plan from half a cache could double-book).
   GangController gangs(&cache, clients->gang.get(), RealClock(), flags.gang, &metrics);
@@ -385,7 +396,8 @@ int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
                        .ready = synced,
                        .role = kube::RoleOf(elected),
                        .debug_state = [&server] { return server.DebugState(); }});
-  if (!StartServing(flags, server, ops)) return 1;
+  std::unique_ptr<PodWebhook> webhook;  // stopped when it goes, after the gangs
+  if (!StartServing(flags, server, ops, metrics, webhook)) return 1;
   const int code = ServeUntilSignal({.signals = signals,
                                      .cache = cache,
                                      .metrics = metrics,

@@ -31,6 +31,7 @@
 #include "extender/gang_controller.h"
 #include "extender/gpu_ledger.h"
 #include "extender/pipeline.h"
+#include "extender/pod_webhook.h"
 #include "extender/server.h"
 #include "kube/client/leader_flags.h"
 #include "model/status.h"
@@ -50,6 +51,9 @@ struct ExtenderFlags {
   // Port 0: none.
   std::string metrics_listen = "0.0.0.0";
   int metrics_port = 0;
+  // --webhook-port / --webhook-listen / --webhook-cert / --webhook-key: the
+  // pods' admission webhook (pod_webhook.h) on HTTPS; port 0: none.
+  PodWebhookOptions webhook{.port = 0};
   // Token bucket of each API client (watches; binds). Binds are one POST per
   // pod, so the qps bounds the pods/s muster can bind.
   double kube_api_qps = 50;

@@ -25,6 +25,12 @@ FlagTable<ExtenderFlags> Setters() {
       {"tls-cert", ServerString(&ServerOptions::tls_cert_path)},
       {"tls-key", ServerString(&ServerOptions::tls_key_path)},
       {"client-ca", ServerString(&ServerOptions::client_ca_path)},
+      {"webhook-listen",
+       StringInto<Flags>([](Flags& f) -> auto& { return f.webhook.listen_address; })},
+      {"webhook-cert", StringInto<Flags>([](Flags& f) -> auto& { return f.webhook.cert_path; })},
+      {"webhook-key", StringInto<Flags>([](Flags& f) -> auto& { return f.webhook.key_path; })},
+      {"webhook-port", IntInto<Flags, int>("webhook-port", 0, 65535,
+                                           [](Flags& f) -> auto& { return f.webhook.port; })},
       {"kubeconfig", StringInto<Flags>([](Flags& f) -> auto& { return f.kubeconfig; })},
       {"metrics-listen", StringInto<Flags>([](Flags& f) -> auto& { return f.metrics_listen; })},
       {"metrics-port", IntInto<Flags, int>("metrics-port", 0, 65535,
@@ -146,6 +152,10 @@ Status CheckCombination(const ExtenderFlags& flags) {
   }
   StatusOr<std::string> prefix = NormalizePrefix(flags.server.prefix);
   if (!prefix.ok()) return FlagError("prefix", prefix.status().message());
+  const bool webhook_tls = !flags.webhook.cert_path.empty() && !flags.webhook.key_path.empty();
+  if (flags.webhook.port != 0 && !webhook_tls) {
+    return FlagError("webhook-port", "needs --webhook-cert and --webhook-key");
+  }
   return Status::Ok();
 }
 
@@ -159,31 +169,11 @@ StatusOr<ExtenderFlags> ParseExtenderFlags(const std::vector<std::string>& args)
   return flags;
 }
 
-std::string ExtenderUsage() {
-  return "usage: muster extender [flags]\n"
-         "  --listen ADDR              listen address (default 127.0.0.1)\n"
-         "  --port N                   listen port (default 8888)\n"
-         "  --metrics-port N           also serve /metrics, /healthz, /readyz and /debug/state\n"
-         "                             (no verbs) on this port (default 0: only on --port)\n"
-         "  --metrics-listen ADDR      the address of --metrics-port (default 0.0.0.0)\n"
-         "  --prefix PATH              URL prefix of the verbs (default /scheduler)\n"
-         "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, "
-         "~/.kube/config)\n"
-         "  --tls-cert PATH            serve HTTPS with this certificate (with --tls-key)\n"
-         "  --tls-key PATH             the certificate's private key\n"
-         "  --client-ca PATH           require client certificates signed by this CA\n"
-         "  --max-body-bytes N         request body limit (default 16777216)\n"
-         "  --max-head-bytes N         request line + headers limit, 431 over it (default 65536)\n"
-         "  --max-headers N            header count limit, 431 over it (default 100)\n"
-         "  --request-deadline D       first byte to last body byte of a request, 408 past it\n"
-         "                             (default 30s)\n"
-         "  --keep-alive-timeout D     close a connection idle this long (default 5s)\n"
-         "  --max-connections N        open connections (default 512); over it the longest idle\n"
-         "                             one is closed, or the newcomer gets 503\n"
-         "  --max-connections-per-client N  the same, per client address (default 256)\n"
-         "  --kube-api-qps N           API requests per second, per client (default 50)\n"
-         "  --kube-api-burst N         API request burst, per client (default 100)\n"
-         "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
+namespace {
+
+// The policy flags' part of the usage: gangs, queues, topology.
+std::string PolicyUsage() {
+  return "  --managed-resource NAME    fit this resource too, besides nvidia.com/gpu (repeatable)\n"
          "  --score-mode MODE          binpack (default) or spread\n"
          "  --scheduler-name NAME      a schedulerName muster's profile serves: its pods that\n"
          "                             name no PodGroup are each in Volcano's PodGroup of one,\n"
@@ -215,8 +205,42 @@ std::string ExtenderUsage() {
          "zone=topology.kubernetes.io/zone,rack=net/rack):\n"
          "                             gangs are packed into the lowest level that holds them\n"
          "  --gpu-topology-profiles FILE  GPU topologies by model (JSON, docs/topology.md) for\n"
-         "                             nodes without the muster.io/gpu-topology annotation\n" +
-         kube::LeaderFlagsUsage(DefaultLeaderFlags().election);
+         "                             nodes without the muster.io/gpu-topology annotation\n";
+}
+
+}  // namespace
+
+std::string ExtenderUsage() {
+  return "usage: muster extender [flags]\n"
+         "  --listen ADDR              listen address (default 127.0.0.1)\n"
+         "  --port N                   listen port (default 8888)\n"
+         "  --metrics-port N           also serve /metrics, /healthz, /readyz and /debug/state\n"
+         "                             (no verbs) on this port (default 0: only on --port)\n"
+         "  --metrics-listen ADDR      the address of --metrics-port (default 0.0.0.0)\n"
+         "  --prefix PATH              URL prefix of the verbs (default /scheduler)\n"
+         "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, "
+         "~/.kube/config)\n"
+         "  --tls-cert PATH            serve HTTPS with this certificate (with --tls-key)\n"
+         "  --tls-key PATH             the certificate's private key\n"
+         "  --client-ca PATH           require client certificates signed by this CA\n"
+         "  --webhook-port N           serve the pods' mutating admission webhook on HTTPS\n"
+         "                             (POST /mutate-pods; default 0: none): members of a\n"
+         "                             Volcano PodGroup get the muster.io/gang gate at creation\n"
+         "  --webhook-listen ADDR      the webhook's address (default 0.0.0.0)\n"
+         "  --webhook-cert PATH        its serving certificate (PEM; required with the port)\n"
+         "  --webhook-key PATH         the certificate's private key\n"
+         "  --max-body-bytes N         request body limit (default 16777216)\n"
+         "  --max-head-bytes N         request line + headers limit, 431 over it (default 65536)\n"
+         "  --max-headers N            header count limit, 431 over it (default 100)\n"
+         "  --request-deadline D       first byte to last body byte of a request, 408 past it\n"
+         "                             (default 30s)\n"
+         "  --keep-alive-timeout D     close a connection idle this long (default 5s)\n"
+         "  --max-connections N        open connections (default 512); over it the longest idle\n"
+         "                             one is closed, or the newcomer gets 503\n"
+         "  --max-connections-per-client N  the same, per client address (default 256)\n"
+         "  --kube-api-qps N           API requests per second, per client (default 50)\n"
+         "  --kube-api-burst N         API request burst, per client (default 100)\n" +
+         PolicyUsage() + kube::LeaderFlagsUsage(DefaultLeaderFlags().election);
 }
 
 kube::LeaderFlags DefaultLeaderFlags() {

@@ -229,6 +229,16 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                          "(--gang-settle-quiet); planned again once it settled.")
                      .Register(*registry_)
                      .Add({});
+  auto& webhook_pods = prometheus::BuildCounter()
+                           .Name("muster_webhook_pods_total")
+                           .Help(
+                               "Pods the admission webhook answered: gated (muster.io/gang added "
+                               "at creation), passed (unchanged), bad_request (not an "
+                               "AdmissionReview).")
+                           .Register(*registry_);
+  for (std::string_view outcome : WithOther(kWebhookOutcomes)) {
+    webhook_pods_[outcome] = &webhook_pods.Add({{"outcome", Str(outcome)}});
+  }
   auto& bind_holds = prometheus::BuildCounter()
                          .Name("muster_gang_bind_holds_total")
                          .Help(
@@ -359,6 +369,10 @@ void ExtenderMetrics::AddPartialGpuSeconds(double gpu_seconds) {
 void ExtenderMetrics::CountReservations(size_t made, size_t expired) {
   reservations_made_->Increment(static_cast<double>(made));
   reservations_expired_->Increment(static_cast<double>(expired));
+}
+
+void ExtenderMetrics::CountWebhookPod(std::string_view outcome) {
+  webhook_pods_.at(Bounded(kWebhookOutcomes, outcome))->Increment();
 }
 
 void ExtenderMetrics::ObserveBindHold(std::string_view release, double seconds) {

@@ -25,6 +25,9 @@
 //                                                          sharers hold
 //   muster_gpu_share_requests_total{outcome}             counter: requests of pods sharing
 //                                                          GPUs, by kShareOutcomes
+//   muster_webhook_pods_total{outcome}                   counter: pods the admission webhook
+//                                                          saw (pod_webhook.h: gated, passed,
+//                                                          bad_request)
 //   muster_extender_undecodable_objects{kind,reason}     gauge: watched objects whose
 //                                                          current version does not decode,
 //                                                          by kind and where the first bad
@@ -107,6 +110,11 @@ inline constexpr std::array<std::string_view, 5> kUndecodableKinds = {
 // PodGroup phases, as muster_gangs counts them.
 inline constexpr std::array<std::string_view, 5> kGangPhases = {
     kPodGroupPending, kPodGroupInqueue, kPodGroupRunning, kPodGroupCompleted, kPodGroupUnknown};
+// Pods the admission webhook answered (pod_webhook.h): "bad_request" is a
+// body that is not an AdmissionReview, answered 400 (the API server then
+// applies the registration's failure policy).
+inline constexpr std::array<std::string_view, 3> kWebhookOutcomes = {"gated", "passed",
+                                                                     "bad_request"};
 // The label value for anything outside a fixed set.
 inline constexpr std::string_view kOtherLabel = "other";
 
@@ -135,6 +143,8 @@ class ExtenderMetrics {
   // A request of a pod sharing GPUs, by outcome (kShareOutcomes).
   void CountShareRequest(std::string_view outcome);
   void SetUndecodable(std::string_view kind, std::string_view reason, int64_t count);
+  // A pod the admission webhook answered, by outcome (kWebhookOutcomes).
+  void CountWebhookPod(std::string_view outcome);
 
   // The gang controller's.
   void ObserveGangWait(double seconds);
@@ -202,6 +212,7 @@ class ExtenderMetrics {
   prometheus::Counter* reservations_expired_ = nullptr;
   prometheus::Counter* plans_held_ = nullptr;
   std::map<std::string_view, prometheus::Counter*> bind_holds_;
+  std::map<std::string_view, prometheus::Counter*> webhook_pods_;
   prometheus::Histogram* bind_hold_seconds_ = nullptr;
   prometheus::Counter* preemptions_ = nullptr;
   prometheus::Counter* evictions_ = nullptr;

@@ -80,7 +80,11 @@
 # MUSTER_APISERVER_TIMEOUT / MUSTER_READY_TIMEOUT / MUSTER_STOP_TIMEOUT (seconds),
 # MUSTER_GENERIC_WORKLOAD (0, the default, or 1; Kubernetes >= 1.37 only: the
 # upstream gang API, scheduling.k8s.io/v1beta1 Workload and PodGroup, behind
-# the feature gate GenericWorkload; see "GenericWorkload" below).
+# the feature gate GenericWorkload; see "GenericWorkload" below),
+# MUSTER_GANG_WEBHOOK (0, the default, or 1: the extender serves its pod
+# webhook, manifests/webhook, registered with the API server at
+# https://127.0.0.1:<port webhook>/mutate-pods; volcano PodGroup members are
+# then gated at creation).
 # Without --dir, down/env/status use the cluster named in
 # ${MUSTER_CACHE:-~/.cache/muster}/current-cluster (written by the last `up`).
 #
@@ -452,6 +456,12 @@ start_sidecar() {
     [[ $role == reconciler ]] && lease=muster-reconciler
     leader=(--leader-elect=true --leader-lease="$SIDECAR_NAMESPACE/$lease"
       --leader-identity="$(replica_host "$replica")")
+  fi
+  local webhook_port
+  webhook_port=$(state_ports "$dir" | awk '$1 == "webhook" {print $2}') || true
+  if [[ $role == extender && $replica == 0 && -n $webhook_port ]]; then
+    extra+=(--webhook-port="$webhook_port" --webhook-listen=127.0.0.1
+      --webhook-cert="$dir/pki/webhook.crt" --webhook-key="$dir/pki/webhook.key")
   fi
   start "$name" "${wrap[@]}" "$bin" "$role" --listen=127.0.0.1 --port="$port" \
     --kubeconfig="$dir/$role.kubeconfig" --kube-api-qps="$API_QPS" --kube-api-burst=$((API_QPS * 2)) \
@@ -880,6 +890,27 @@ on_up_exit() {
   exit "$rc"
 }
 
+# register_webhook DIR KUBECTL...: with a `port webhook` recorded
+# (MUSTER_GANG_WEBHOOK=1), the registration of manifests/webhook with the
+# API server calling https://127.0.0.1:<port>/mutate-pods, trusting the
+# harness's CA, instead of the in-cluster Service. No-op otherwise.
+register_webhook() {
+  local dir=$1 port
+  shift
+  port=$(state_ports "$dir" | awk '$1 == "webhook" {print $2}') || true
+  [[ -n $port ]] || return 0
+  "$@" create --dry-run=client -o json -f "$REPO/manifests/webhook/mutating-webhook.yaml" |
+    python3 -c '
+import base64, json, sys
+config = json.load(sys.stdin)
+ca = base64.b64encode(open(sys.argv[2], "rb").read()).decode()
+for hook in config["webhooks"]:
+    hook["clientConfig"] = {"url": f"https://127.0.0.1:{sys.argv[1]}/mutate-pods", "caBundle": ca}
+json.dump(config, sys.stdout)
+' "$port" "$dir/pki/ca.crt" | "$@" apply -f - >/dev/null
+  echo "pod webhook registered: https://127.0.0.1:$port/mutate-pods"
+}
+
 write_pki() { # dir
   local pki=$1/pki
   mkdir -p "$pki"
@@ -904,6 +935,14 @@ write_pki() { # dir
       'extendedKeyUsage=clientAuth' >client.ext
     openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
       -extfile client.ext -out admin.crt 2>/dev/null
+    # The extender's pod webhook (MUSTER_GANG_WEBHOOK=1), called by the API
+    # server at https://127.0.0.1:<port webhook>.
+    key webhook.key
+    openssl req -new -key webhook.key -subj "/CN=muster-webhook" -out webhook.csr 2>/dev/null
+    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1' >webhook.ext
+    openssl x509 -req -in webhook.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+      -extfile webhook.ext -out webhook.crt 2>/dev/null
     key sa.key
     openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
     rm -f ./*.csr ./*.ext ./*.srl
@@ -1147,12 +1186,16 @@ cmd_up() {
 
   # 3. Ports, certificates, configs.
   local ports
-  # 8 ports, 3 more for replica 1, and the api proxy's last.
+  # 8 ports, 3 more for replica 1, the api proxy's last, and the pod
+  # webhook's before it (MUSTER_GANG_WEBHOOK=1).
   local n_ports=$((replicas == 1 ? 8 : 11))
-  n_ports=$((n_ports + api_proxy))
+  local webhook=0
+  [[ ${MUSTER_GANG_WEBHOOK:-0} == 1 ]] && webhook=1
+  n_ports=$((n_ports + api_proxy + webhook))
   read -r -a ports <<<"$(python3 "$HELPER" free-ports "$n_ports")" || die "could not pick free ports"
-  local p_proxy='' p_sidecar_api
+  local p_proxy='' p_sidecar_api p_webhook=''
   if ((api_proxy)); then p_proxy=${ports[-1]}; fi
+  if ((webhook)); then p_webhook=${ports[-1 - api_proxy]}; fi
   local p_etcd=${ports[0]} p_peer=${ports[1]} p_api=${ports[2]} p_kcm=${ports[3]}
   local p_sched=${ports[4]} p_vsched=${ports[5]} p_ext=${ports[6]} p_rec=${ports[7]}
   record "port etcd $p_etcd"
@@ -1169,6 +1212,10 @@ cmd_up() {
     record "port extender-1 ${ports[9]}"
     record "port reconciler-1 ${ports[10]}"
     log "replica 1: volcano-scheduler-1 ${ports[8]}, extender-1 ${ports[9]}, reconciler-1 ${ports[10]}"
+  fi
+  if ((webhook)); then
+    record "port webhook $p_webhook"
+    log "pod webhook (MUSTER_GANG_WEBHOOK=1): the extender serves it on port $p_webhook"
   fi
   if ((api_proxy)); then
     record "port api-proxy $p_proxy"
@@ -1257,7 +1304,8 @@ cmd_up() {
       wait_until "muster's CRDs established" 60 established &&
       "${kc[@]}" "${ssa[@]}" -f "$REPO/manifests/default-queues.yaml" >/dev/null &&
       "${kc[@]}" patch queue root --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
-      "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null
+      "${kc[@]}" patch queue default --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null &&
+      register_webhook "$dir" "${kc[@]}"
   ) >"$dir/logs/setup-crds.log" 2>&1 &
   local crd_job=$!
   UP_HELPERS+=("$crd_job")

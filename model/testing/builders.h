@@ -117,6 +117,11 @@ class PodBuilder {
   PodBuilder& Phase(std::string phase) { return Set(pod_.status.phase, std::move(phase)); }
   PodBuilder& NodeName(std::string node) { return Set(pod_.spec.node_name, std::move(node)); }
   PodBuilder& SchedulerName(std::string s) { return Set(pod_.spec.scheduler_name, std::move(s)); }
+  // Appends a scheduling gate to spec.schedulingGates.
+  PodBuilder& Gate(std::string gate) {
+    pod_.spec.scheduling_gates.push_back(std::move(gate));
+    return *this;
+  }
   PodBuilder& CreatedAt(Time t) { return Set(pod_.meta.creation_timestamp, t); }
   PodBuilder& Label(std::string_view key, std::string_view value) {
     pod_.meta.labels[std::string(key)] = std::string(value);
