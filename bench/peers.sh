@@ -12,7 +12,8 @@
 #             made from it, pods joining it through spec.schedulingGroup
 #             (e2e/scenarios/gang_workload.py upstream_gang: the choices and
 #             why);
-#   muster    the volcano profile calling muster, gangs as Volcano PodGroups.
+#   muster    the volcano profile calling muster, gangs as Volcano PodGroups,
+#             with muster's pod webhook registered (manifests/webhook).
 # Workloads (each side's figures per run in OUT/<workload>[-<run>]/):
 #   1. deadlock    e2e/scenarios/gang_deadlock.sh: 2 gangs x 100 pods x 1 GPU
 #                  on 100 GPUs (gpu-25x4)
@@ -68,8 +69,11 @@ minor=${minor%%.*}
 ((minor >= 37)) || { echo "bench-peers needs Kubernetes >= 1.37 for the upstream side (got $version)" >&2; exit 2; }
 
 log() { printf '[bench-peers] %s\n' "$*" >&2; }
-# Every cluster the workloads bring up serves Kubernetes' own gang API.
-export MUSTER_GENERIC_WORKLOAD=1
+# Every cluster the workloads bring up serves Kubernetes' own gang API, and
+# muster runs as installed with manifests/webhook: its pod webhook gates
+# Volcano PodGroup members at creation (the deadlock workload's pods are
+# created ungated; the others' muster pods are gated by the workload itself).
+export MUSTER_GENERIC_WORKLOAD=1 MUSTER_GANG_WEBHOOK=1
 rm -rf -- "$out"
 mkdir -p "$out"
 failed=()
