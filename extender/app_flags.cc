@@ -14,7 +14,8 @@ namespace {
 using Flags = ExtenderFlags;
 
 // The flag setting a string of ServerOptions.
-FlagSetter<Flags> ServerString(std::string ServerOptions::* field) {
+using ServerStringField = std::string ServerOptions::*;
+FlagSetter<Flags> ServerString(ServerStringField field) {
   return StringInto<Flags>([field](Flags& f) -> std::string& { return f.server.*field; });
 }
 

@@ -393,11 +393,11 @@ TEST(ServerTest, AGangsBindingsArePostedOnlyOnceEveryReservedMemberReachedBind) 
   Harness h;
   h.cluster.Add(MakeNode("n1").Gpu(8));
   h.cluster.Add(test::MakePodGroup("train").Namespace("ml").MinMember(3));
+  const Resources two_gpus = test::Res({{"nvidia.com/gpu", "2"}});
   for (int i = 0; i < 3; ++i) {
     const std::string n = std::to_string(i);
     h.cluster.Add(MakePod("train-" + n).Namespace("ml").Uid("u" + n).Gpu(2).Group("train"));
-    h.cluster.With(
-        [&](ClusterState& s) { s.Assume("u" + n, "n1", test::Res({{"nvidia.com/gpu", "2"}})); });
+    h.cluster.With([&](ClusterState& s) { s.Assume("u" + n, "n1", two_gpus); });
   }
   const auto bind = [&h](int i) {
     const std::string n = std::to_string(i);
