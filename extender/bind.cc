@@ -161,13 +161,21 @@ std::optional<BindPlan> CheckPod(const BindPlan& plan, const PodRecord* pod) {
   return std::nullopt;
 }
 
+// A member of a gang bound whole: it names a PodGroup (not Volcano's
+// implicit one of a plain pod) of minMember above 1, or one the cache has
+// not seen yet. Its bind goes only onto its reservation and waits for the
+// rest of its gang (the bind barrier).
+bool BindsAsGang(const PodRecord& pod, const PodGroup* group) {
+  if (pod.group.empty() || pod.implicit_group) return false;
+  return group == nullptr || group->spec.min_member > 1;
+}
+
 // A gang member binds only where the gang controller reserved it: anywhere
 // else would start members before the whole gang has a place. nullopt when
 // the bind may go on.
 std::optional<BindPlan> CheckGang(const BindPlan& plan, const PodRecord& pod, const PodGroup* group,
                                   const std::optional<Placement>& own) {
-  if (pod.group.empty() || pod.implicit_group) return std::nullopt;
-  if (group != nullptr && group->spec.min_member <= 1) return std::nullopt;
+  if (!BindsAsGang(pod, group)) return std::nullopt;
   const kube::ExtenderBindingArgs& args = plan.args;
   if (own.has_value() && own->assumed && own->node == args.node) return std::nullopt;
   const std::string where = own.has_value() && own->assumed
@@ -246,7 +254,7 @@ BindPlan ReserveForBind(ClusterState& state, const kube::ExtenderBindingArgs& ar
   // reserve: the whole request counts on the node from now on, until the
   // bound pod is seen (or FinishBind releases it).
   plan.assumed = state.Assume(args.pod_uid, args.node, pod->request, std::nullopt, plan.gpus);
-  if (!pod->implicit_group && group != nullptr && group->spec.min_member > 1) {
+  if (BindsAsGang(*pod, group)) {
     plan.gang = pod->group;
     plan.gang_reserved = ReservedMembers(state, pod->group);
   }

@@ -83,7 +83,7 @@ class BindBarrier {
   BarrierOutcome Hold(std::string_view gang, std::string_view pod_uid,
                       const std::vector<std::string>& reserved) MUSTER_EXCLUDES(mu_);
 
-  // Binds held now (for tests and /debug/state).
+  // Binds held now, all gangs together (for tests).
   int held() const MUSTER_EXCLUDES(mu_);
 
  private:

@@ -41,6 +41,17 @@ std::vector<std::string_view> WithOther(const Set& set) {
   return out;
 }
 
+// One series of `family` per value of the fixed set `values` plus "other",
+// labelled `label`, keyed by the value.
+template <typename Metric, typename Set>
+std::map<std::string_view, Metric*> SeriesPerValue(prometheus::Family<Metric>& family,
+                                                   const std::string& label, const Set& values) {
+  std::map<std::string_view, Metric*> series;
+  for (std::string_view value : WithOther(values))
+    series[value] = &family.Add({{label, Str(value)}});
+  return series;
+}
+
 // A metric value of `resource` in the resource's own unit: cores and GPUs,
 // not muster's thousandths.
 double MetricValue(std::string_view resource, int64_t amount) {
@@ -104,12 +115,8 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
       decisions_[{verb, reason}] = &decisions.Add({{"verb", Str(verb)}, {"reason", Str(reason)}});
     }
   }
-  for (std::string_view reason : reasons) {
-    bind_failures_[reason] = &bind_failures.Add({{"reason", Str(reason)}});
-  }
-  for (std::string_view kind : WithOther(kCacheKinds)) {
-    cache_objects_[kind] = &cache_objects.Add({{"kind", Str(kind)}});
-  }
+  bind_failures_ = SeriesPerValue(bind_failures, "reason", reasons);
+  cache_objects_ = SeriesPerValue(cache_objects, "kind", kCacheKinds);
   cache_synced_ = &cache_synced.Add({});
   leader_ = &leader.Add({});
   auto& gpu_sets = prometheus::BuildCounter()
@@ -119,18 +126,14 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                            "(single: one GPU; unlinked: the node's links are unknown; shared: "
                            "shares of GPUs; unchosen: its GPUs are not told apart).")
                        .Register(*registry_);
-  for (std::string_view link : WithOther(kGpuSetLinks)) {
-    gpu_sets_[link] = &gpu_sets.Add({{"link", Str(link)}});
-  }
+  gpu_sets_ = SeriesPerValue(gpu_sets, "link", kGpuSetLinks);
   auto& gpu_nodes = prometheus::BuildGauge()
                         .Name("muster_gpu_topology_nodes")
                         .Help(
                             "Nodes by the source of their GPU topology (invalid: an unreadable "
                             "muster.io/gpu-topology annotation; see the extender log).")
                         .Register(*registry_);
-  for (std::string_view source : WithOther(kGpuTopologySourceNames)) {
-    gpu_topology_nodes_[source] = &gpu_nodes.Add({{"source", Str(source)}});
-  }
+  gpu_topology_nodes_ = SeriesPerValue(gpu_nodes, "source", kGpuTopologySourceNames);
   auto& gpus = prometheus::BuildGauge()
                    .Name("muster_gpus")
                    .Help(
@@ -175,9 +178,7 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                                  "its shares), waiting (a filter found no node with them free), "
                                  "invalid (its GPU request does not read).")
                              .Register(*registry_);
-  for (std::string_view outcome : WithOther(kShareOutcomes)) {
-    share_requests_[outcome] = &share_requests.Add({{"outcome", Str(outcome)}});
-  }
+  share_requests_ = SeriesPerValue(share_requests, "outcome", kShareOutcomes);
   auto& undecodable = prometheus::BuildGauge()
                           .Name("muster_extender_undecodable_objects")
                           .Help(
@@ -236,9 +237,7 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                                "at creation), passed (unchanged), bad_request (not an "
                                "AdmissionReview).")
                            .Register(*registry_);
-  for (std::string_view outcome : WithOther(kWebhookOutcomes)) {
-    webhook_pods_[outcome] = &webhook_pods.Add({{"outcome", Str(outcome)}});
-  }
+  webhook_pods_ = SeriesPerValue(webhook_pods, "outcome", kWebhookOutcomes);
   auto& bind_holds = prometheus::BuildCounter()
                          .Name("muster_gang_bind_holds_total")
                          .Help(
@@ -246,9 +245,7 @@ ExtenderMetrics::ExtenderMetrics() : registry_(std::make_shared<prometheus::Regi
                              "reached bind too, by how the hold ended: all_arrived, deadline "
                              "(--gang-bind-hold), capacity (too many binds held at once).")
                          .Register(*registry_);
-  for (std::string_view release : WithOther(kBarrierReleases)) {
-    bind_holds_[release] = &bind_holds.Add({{"release", Str(release)}});
-  }
+  bind_holds_ = SeriesPerValue(bind_holds, "release", kBarrierReleases);
   bind_hold_seconds_ =
       &prometheus::BuildHistogram()
            .Name("muster_gang_bind_hold_seconds")

@@ -402,9 +402,10 @@ struct BindPlan {
   std::optional<AssumeResult> assumed;  // kPost: what the reservation did
   GpuHolding gpus;                      // kPost: the GPUs chosen on the node (empty: none)
   std::string_view gpu_set;             // kPost: as VerbReply::gpu_set
-  // kPost of a gang member (minMember > 1): its gang ("namespace/podgroup")
-  // and the uids of the gang's members that hold a reservation and are not
-  // bound, itself included, for the bind barrier (bind_barrier.h).
+  // kPost of a gang member (minMember > 1, or its PodGroup not seen yet):
+  // its gang ("namespace/podgroup") and the uids of the gang's members that
+  // hold a reservation and are not bound, itself included, for the bind
+  // barrier (bind_barrier.h).
   std::string gang;
   std::vector<std::string> gang_reserved;
 };

@@ -9,14 +9,11 @@
 #include "base/guarded_server.h"
 #include "base/http_serving.h"
 #include "kube/client/pem.h"
+#include "kube/codec/core_codec.h"
 #include "model/pod_group.h"
 
 namespace muster::extender {
 namespace {
-
-bool Contains(const std::vector<std::string>& list, std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
 
 PodAdmission Pass(std::string why) { return {.gate = false, .why = std::move(why)}; }
 
@@ -28,13 +25,15 @@ PodAdmission AdmitPod(const kube::AdmissionRequest& request,
     return Pass("not a pod being created");
   }
   const Pod& pod = *request.pod;
-  if (!Contains(gang_schedulers, pod.spec.scheduler_name)) {
+  if (std::ranges::find(gang_schedulers, pod.spec.scheduler_name) == gang_schedulers.end()) {
     return Pass("scheduler \"" + pod.spec.scheduler_name + "\" is not muster's");
   }
+  // Kubernetes' own PodGroup wins over a Volcano one (GroupOfPod).
+  if (!pod.spec.scheduling_group.empty()) return Pass("joins Kubernetes' PodGroup");
   const std::string group = pod.GroupName();
   if (group.empty()) return Pass("names no Volcano PodGroup");
   if (!pod.spec.node_name.empty()) return Pass("bound at creation to " + pod.spec.node_name);
-  if (Contains(pod.spec.scheduling_gates, kGangSchedulingGate)) return Pass("gated already");
+  if (GangGateIndex(pod.spec.scheduling_gates).has_value()) return Pass("gated already");
   return {.gate = true, .why = "member of PodGroup " + group};
 }
 

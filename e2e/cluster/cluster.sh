@@ -244,6 +244,9 @@ state_ports() { # dir -> "name port" lines
     [[ $k == port ]] && echo "$name $port"
   done <"$1/state"
 }
+state_port() { # dir name -> the port recorded for name ("" when none)
+  state_ports "$1" | awk -v w="$2" '$1 == w {print $2}'
+}
 
 resolve_dir() { # [dir] -> existing cluster dir with a state file
   local dir=${1:-}
@@ -437,7 +440,7 @@ replica_wrap() {
 start_sidecar() {
   local role=$1 dir=$2 bin=$3 replica=${4:-0} name port n=1 flags_var
   name=$(replica_name "$role" "$replica")
-  port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
+  port=$(state_port "$dir" "$name") || true
   [[ -n $port ]] || die "no $name port recorded in $dir/state"
   [[ -x $bin ]] || die "muster binary '$bin' is not an executable file"
   if [[ -f $dir/logs/$name.log ]]; then
@@ -458,7 +461,7 @@ start_sidecar() {
       --leader-identity="$(replica_host "$replica")")
   fi
   local webhook_port
-  webhook_port=$(state_ports "$dir" | awk '$1 == "webhook" {print $2}') || true
+  webhook_port=$(state_port "$dir" webhook) || true
   if [[ $role == extender && $replica == 0 && -n $webhook_port ]]; then
     extra+=(--webhook-port="$webhook_port" --webhook-listen=127.0.0.1
       --webhook-cert="$dir/pki/webhook.crt" --webhook-key="$dir/pki/webhook.key")
@@ -547,7 +550,7 @@ start_volcano_scheduler() {
   local -a gates=()
   if (($(generic_workload_of "$dir"))); then gates=(--feature-gates=GenericWorkload=true); fi
   name=$(replica_name volcano-scheduler "$replica")
-  port=$(state_ports "$dir" | awk -v w="$name" '$1 == w {print $2}') || true
+  port=$(state_port "$dir" "$name") || true
   [[ -n $port ]] || die "no $name port recorded in $dir/state"
   cfg=$dir/scheduler-volcano.yaml
   ((replica == 0)) || cfg=$dir/scheduler-volcano-$replica.yaml
@@ -568,7 +571,7 @@ start_volcano_scheduler() {
 wait_volcano_scheduler() { # dir replica: its /healthz answers
   local name port
   name=$(replica_name volcano-scheduler "$2")
-  port=$(state_ports "$1" | awk -v w="$name" '$1 == w {print $2}') || true
+  port=$(state_port "$1" "$name") || true
   wait_until "$name /healthz" 60 curl -fsSk --max-time 2 "https://127.0.0.1:$port/healthz" ||
     die "$name not healthy"
 }
@@ -681,11 +684,11 @@ component_proc() { # dir name -> "pid starttime" of its live proc line
 component_healthy() { # dir name: wait until NAME (and what depends on it) answers
   local dir=$1 port
   if [[ $2 == etcd ]]; then
-    port=$(state_ports "$dir" | awk '$1 == "etcd" {print $2}') || true
+    port=$(state_port "$dir" etcd) || true
     wait_until "etcd /health" "$APISERVER_TIMEOUT" curl -fsS --max-time 2 "http://127.0.0.1:$port/health" ||
       die "etcd did not become healthy"
   fi
-  port=$(state_ports "$dir" | awk '$1 == "apiserver" {print $2}') || true
+  port=$(state_port "$dir" apiserver) || true
   wait_readyz "$dir" "$port" kube-apiserver "$APISERVER_TIMEOUT"
 }
 wait_readyz() { # dir port what timeout: the apiserver answers /readyz on port (direct or proxied)
@@ -897,7 +900,7 @@ on_up_exit() {
 register_webhook() {
   local dir=$1 port
   shift
-  port=$(state_ports "$dir" | awk '$1 == "webhook" {print $2}') || true
+  port=$(state_port "$dir" webhook) || true
   [[ -n $port ]] || return 0
   "$@" create --dry-run=client -o json -f "$REPO/manifests/webhook/mutating-webhook.yaml" |
     python3 -c '

@@ -10,9 +10,10 @@
 #     both gangs as scheduling.k8s.io/v1beta1 Workload + PodGroup.
 #   muster: rejects the members in filter ("muster: ...") until a gang is
 #     reserved whole (with MUSTER_GANG_WEBHOOK=1, muster's pod webhook gates
-#     them at creation instead, and lifts the gate of a reserved gang); one gang runs to completion, then the other; no
-#     GPU-second held by a gang below minMember beyond its binding ramp,
-#     no over-commit, placement annotations, PodGroup status.
+#     them at creation instead, and lifts the gate of a reserved gang); one
+#     gang runs to completion, then the other; no GPU-second held by a gang
+#     below minMember beyond its binding ramp, no over-commit, placement
+#     annotations, PodGroup status.
 set -euo pipefail
 # shellcheck disable=SC2034 # read by gang_lib.sh
 GANG_CLUSTER_FILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../clusters" && pwd)/gpu-25x4.yaml

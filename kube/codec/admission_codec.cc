@@ -51,8 +51,7 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view json) {
 std::string EncodeAdmissionReview(const AdmissionResponse& response) {
   JsonWriter w;
   w.StartObject();
-  w.StringField("apiVersion", kAdmissionApiVersion);
-  w.StringField("kind", "AdmissionReview");
+  WriteTypeMeta(w, kAdmissionApiVersion, "AdmissionReview");
   w.Key("response");
   w.StartObject();
   w.StringField("uid", response.uid);
@@ -70,25 +69,6 @@ std::string EncodeAdmissionReview(const AdmissionResponse& response) {
   }
   w.EndObject();
   w.EndObject();
-  return w.TakeString();
-}
-
-std::string EncodeSchedulingGatesPatch(const std::vector<std::string>& gates) {
-  JsonWriter w;
-  w.StartArray();
-  w.StartObject();
-  w.StringField("op", "add");
-  w.StringField("path", "/spec/schedulingGates");
-  w.Key("value");
-  w.StartArray();
-  for (const std::string& gate : gates) {
-    w.StartObject();
-    w.StringField("name", gate);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  w.EndArray();
   return w.TakeString();
 }
 

@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "model/pod.h"
 #include "model/status.h"
@@ -47,9 +46,5 @@ StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view json);
 
 // An AdmissionReview (apiVersion admission.k8s.io/v1) carrying `response`.
 std::string EncodeAdmissionReview(const AdmissionResponse& response);
-
-// The JSONPatch that sets spec.schedulingGates to `gates`, in order ("add"
-// replaces the member when present, so the existing gates must be listed).
-std::string EncodeSchedulingGatesPatch(const std::vector<std::string>& gates);
 
 }  // namespace muster::kube

@@ -72,11 +72,5 @@ TEST(AdmissionCodecTest, EncodesTheReply) {
             R"("response":{"uid":"u3","allowed":false,"status":{"message":"no"}}})");
 }
 
-TEST(AdmissionCodecTest, TheGatesPatchListsEveryGate) {
-  EXPECT_EQ(EncodeSchedulingGatesPatch({"example.com/quota", "muster.io/gang"}),
-            R"([{"op":"add","path":"/spec/schedulingGates","value":)"
-            R"([{"name":"example.com/quota"},{"name":"muster.io/gang"}]}])");
-}
-
 }  // namespace
 }  // namespace muster::kube

@@ -35,8 +35,7 @@ StatusOr<ObjectList<Command>> DecodeCommandList(std::string_view json) {
 std::string EncodeCommand(const Command& command) {
   JsonWriter w;
   w.StartObject();
-  w.StringField("apiVersion", kBusApiVersion);
-  w.StringField("kind", "Command");
+  WriteTypeMeta(w, kBusApiVersion, "Command");
   w.Key("metadata");
   EncodeObjectMeta(w, command.meta);
   w.StringFieldIfSet("action", command.action);

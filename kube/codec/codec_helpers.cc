@@ -11,6 +11,21 @@ std::string_view TextOf(const JsonValue& v) {
 
 }  // namespace
 
+void WriteTypeMeta(JsonWriter& w, std::string_view api_version, std::string_view kind) {
+  w.StringField("apiVersion", api_version);
+  w.StringField("kind", kind);
+}
+
+void WriteSchedulingGates(JsonWriter& w, const std::vector<std::string>& gates) {
+  w.StartArray();
+  for (const std::string& gate : gates) {
+    w.StartObject();
+    w.StringField("name", gate);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 bool BeginObject(DecodeContext& ctx, const JsonValue& v) {
   if (ctx.failed() || v.IsNull()) return false;
   return ExpectObject(ctx, v);

@@ -16,6 +16,13 @@
 
 namespace muster::kube {
 
+// "apiVersion" and "kind", the head of every object the encoders write.
+void WriteTypeMeta(JsonWriter& w, std::string_view api_version, std::string_view kind);
+
+// The list of scheduling gates as spec.schedulingGates holds it:
+// [{"name": GATE}, ...].
+void WriteSchedulingGates(JsonWriter& w, const std::vector<std::string>& gates);
+
 // True when `v` is an object to decode. Null is the zero value (false, no
 // error), as Go's encoding/json reads it; any other type records an error.
 bool BeginObject(DecodeContext& ctx, const JsonValue& v);

@@ -450,11 +450,6 @@ void EncodeObjectReference(JsonWriter& w, const ObjectReference& ref) {
   w.EndObject();
 }
 
-void WriteTypeMeta(JsonWriter& w, std::string_view api_version, std::string_view kind) {
-  w.StringField("apiVersion", api_version);
-  w.StringField("kind", kind);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -611,13 +606,7 @@ void EncodePodSpec(JsonWriter& w, const PodSpec& spec) {
   w.OptionalIntField("priority", spec.priority);
   if (!spec.scheduling_gates.empty()) {
     w.Key("schedulingGates");
-    w.StartArray();
-    for (const std::string& gate : spec.scheduling_gates) {
-      w.StartObject();
-      w.StringField("name", gate);
-      w.EndObject();
-    }
-    w.EndArray();
+    WriteSchedulingGates(w, spec.scheduling_gates);
   }
   if (!spec.scheduling_group.empty()) {
     w.Key("schedulingGroup");
@@ -769,6 +758,19 @@ std::string EncodeAnnotationsPatch(const std::map<std::string, std::string>& ann
   w.EndObject();
   w.EndObject();
   w.EndObject();
+  return w.TakeString();
+}
+
+std::string EncodeSchedulingGatesPatch(const std::vector<std::string>& gates) {
+  JsonWriter w;
+  w.StartArray();
+  w.StartObject();
+  w.StringField("op", "add");
+  w.StringField("path", "/spec/schedulingGates");
+  w.Key("value");
+  WriteSchedulingGates(w, gates);
+  w.EndObject();
+  w.EndArray();
   return w.TakeString();
 }
 

@@ -79,6 +79,13 @@ std::string EncodeEviction(const Eviction& eviction);
 std::string EncodeAnnotationsPatch(const std::map<std::string, std::string>& annotations,
                                    std::string_view uid_precondition = {});
 
+// The JSON patch (RFC 6902) that sets a pod's spec.schedulingGates to
+// `gates`, in order: "add" replaces the member when present, so the gates
+// the pod has must be listed (the admission webhook's, which can only add
+// gates at creation):
+//   [{"op":"add","path":"/spec/schedulingGates","value":[{"name":G},...]}]
+std::string EncodeSchedulingGatesPatch(const std::vector<std::string>& gates);
+
 // The JSON patch (RFC 6902) that lifts scheduling gate `gate` at `index` of
 // a pod's spec.schedulingGates, guarded by a test so a list changed
 // meanwhile fails the patch rather than removing another gate:

@@ -457,6 +457,13 @@ TEST(AnnotationsPatchTest, SetsTheAnnotationsAndTheUidPreconditionWhenGiven) {
 // Golden JSON patches (the gang controller's, byte for byte): the gate is
 // tested before it goes; a pin sets the (tested absent) affinity to the
 // reserved node in the same update.
+// The admission webhook's patch: the pod's own gates kept, in order.
+TEST(SchedulingGatesPatchTest, ListsEveryGate) {
+  EXPECT_EQ(EncodeSchedulingGatesPatch({"example.com/quota", "muster.io/gang"}),
+            R"([{"op":"add","path":"/spec/schedulingGates","value":)"
+            R"([{"name":"example.com/quota"},{"name":"muster.io/gang"}]}])");
+}
+
 TEST(LiftGatePatchTest, GoldenUnpinnedAndPinned) {
   EXPECT_EQ(EncodeLiftGatePatch(1, kGangSchedulingGate),
             R"([{"op":"test","path":"/spec/schedulingGates/1/name","value":"muster.io/gang"},)"

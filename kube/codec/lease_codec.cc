@@ -44,8 +44,7 @@ StatusOr<Lease> DecodeLease(std::string_view json) {
 std::string EncodeLease(const Lease& lease) {
   JsonWriter w;
   w.StartObject();
-  w.StringField("apiVersion", kLeaseApiVersion);
-  w.StringField("kind", "Lease");
+  WriteTypeMeta(w, kLeaseApiVersion, "Lease");
   w.Key("metadata");
   w.StartObject();
   w.StringField("name", lease.meta.name);

@@ -24,8 +24,7 @@ void CountField(JsonWriter& w, std::string_view key, int64_t value, StatusStyle 
 
 void WriteHeader(JsonWriter& w, std::string_view api_version, std::string_view kind,
                  const ObjectMeta& meta) {
-  w.StringField("apiVersion", api_version);
-  w.StringField("kind", kind);
+  WriteTypeMeta(w, api_version, kind);
   w.Key("metadata");
   EncodeObjectMeta(w, meta);
 }

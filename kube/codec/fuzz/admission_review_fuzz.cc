@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kube/codec/admission_codec.h"
+#include "kube/codec/core_codec.h"
 #include "kube/codec/fuzz/round_trip.h"
 
 namespace kube = muster::kube;
