@@ -47,7 +47,7 @@ cmd_up() {
   need docker
   need python3
   mkdir -p "$(dirname "$KUBECONFIG_FILE")"
-  if "$KIND" get clusters 2>/dev/null | grep -qx "$NAME"; then
+  if grep -qx "$NAME" <<<"$("$KIND" get clusters 2>/dev/null)"; then
     log "kind cluster $NAME exists; reusing it"
     "$KIND" get kubeconfig --name "$NAME" >"$KUBECONFIG_FILE"
   else

@@ -87,7 +87,11 @@ count_is() { # WANT JOB [PHASE [TASK [VERSION]]]
 }
 # Every pod of the job, being deleted or not, is gone.
 pods_gone() { k_none pods -l "volcano.sh/job-name=$1"; }
-task_gone() { ! job_pods "$1" | awk -v t="$2" '$5 == t' | grep -q .; }
+task_gone() { # the pod list read first: a failed read is "not yet", never "gone"
+  local pods
+  pods=$(job_pods "$1") || return 1
+  ! awk -v t="$2" '$5 == t {found = 1} END {exit !found}' <<<"$pods"
+}
 gone() { ! k get "$1" -o name >/dev/null 2>&1; }
 env_of() { # POD NAME -> the value of env NAME of the first container
   k get pod "$1" -o "jsonpath={.spec.containers[0].env[?(@.name==\"$2\")].value}"

@@ -88,7 +88,7 @@ pods_are() { [[ $(pods_of "$1" | wc -l) -eq $2 ]]; }
 held_by_queue() {
   local pod
   for pod in $(pods_of "$1" | awk '$3 == "<none>" {print $1}'); do
-    failed_scheduling "$pod" | grep -q "queue $QUEUE is at its capability" && return 0
+    grep -q "queue $QUEUE is at its capability" <<<"$(failed_scheduling "$pod")" && return 0
   done
   return 1
 }
@@ -125,7 +125,7 @@ wait_for "free: 3 Running in queue default" 60 running_is free 3
 lost_missing() {
   local pod
   pod=$(pods_of lost | awk '{print $1}')
-  [[ -n $pod ]] && failed_scheduling "$pod" | grep -q "does not exist"
+  [[ -n $pod ]] && grep -q "does not exist" <<<"$(failed_scheduling "$pod")"
 }
 wait_for "lost: waits, its queue named missing" 30 lost_missing
 expect_eq "lost: nothing bound" "$(count_running lost)" "0"

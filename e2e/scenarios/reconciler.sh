@@ -48,7 +48,11 @@ job_pods() {
 }
 count_running() { job_pods "$1" | awk -v v="${2:-}" '$2 == "Running" && (v == "" || $3 == v)' | wc -l; }
 running_is() { (($(count_running "$1" "${3:-}") == $2)); }
-task_gone() { ! job_pods "$1" | grep -q -- "-$2-"; }
+task_gone() { # the pod list read first: a failed read is "not yet", never "gone"
+  local pods
+  pods=$(job_pods "$1") || return 1
+  ! grep -q -- "-$2-" <<<"$pods"
+}
 env_of() { # POD NAME -> the value of env NAME of the first container
   k get pod "$1" -o "jsonpath={.spec.containers[0].env[?(@.name==\"$2\")].value}"
 }
@@ -93,7 +97,8 @@ expect_contains "mpi master mounts" "$mounts" "mpi-job-ssh:/root/.ssh"
 expect_contains "mpi master mounts" "$mounts" "mpi-job-svc:/etc/volcano"
 keys=$(field secret/mpi-job-ssh '{.data}' | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin))))')
 expect_eq "secret mpi-job-ssh keys" "$keys" "authorized_keys config id_rsa id_rsa.pub"
-field secret/mpi-job-ssh '{.data.id_rsa}' | base64 -d | grep -q 'BEGIN RSA PRIVATE KEY' ||
+id_rsa=$(field secret/mpi-job-ssh '{.data.id_rsa}' | base64 -d) || fail "mpi-job-ssh id_rsa is not base64"
+grep -q 'BEGIN RSA PRIVATE KEY' <<<"$id_rsa" ||
   fail "mpi-job-ssh id_rsa is not an RSA private key"
 expect_eq "mpi worker hostname.subdomain" \
   "$(field pod/mpi-job-mpiworker-1 '{.spec.hostname}.{.spec.subdomain}')" "mpi-job-mpiworker-1.mpi-job"

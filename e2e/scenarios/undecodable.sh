@@ -98,7 +98,7 @@ group_told() {
   [[ $(field "podgroup/$1" "$c.reason}") == InvalidSpec && $(field "podgroup/$1" "$c.message}") == "$2"* ]]
 }
 pod_told() {
-  failed_scheduling pg-bad-gpu-0 | grep -qF "muster: PodGroup $E2E_NS/pg-bad-gpu cannot be read: ${BAD_GROUPS[0]#*|}"
+  grep -qF "muster: PodGroup $E2E_NS/pg-bad-gpu cannot be read: ${BAD_GROUPS[0]#*|}" <<<"$(failed_scheduling pg-bad-gpu-0)"
 }
 
 # --- 1-3. every bad object is answered within seconds ------------------------------

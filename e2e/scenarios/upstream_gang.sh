@@ -59,7 +59,11 @@ VSCHED_URL=https://127.0.0.1:${MUSTER_VOLCANO_SCHEDULER_PORT:-}
   fail "needs a cluster of e2e/cluster/cluster.sh (extender and volcano scheduler ports)"
 [[ ${MUSTER_GENERIC_WORKLOAD:-0} == 1 ]] ||
   fail "the cluster runs without the feature gate GenericWorkload (MUSTER_GENERIC_WORKLOAD=${MUSTER_GENERIC_WORKLOAD:-unset}; Kubernetes >= 1.37 and MUSTER_GENERIC_WORKLOAD=1 at cluster.sh up)"
-"$MUSTER_KUBECTL" api-resources --api-group=scheduling.k8s.io -o name | grep -qx "$PG_RESOURCE" ||
+# Read the whole list before matching: `kubectl ... | grep -q` fails under
+# pipefail whenever grep quits before kubectl's last write (SIGPIPE, 141).
+served=$("$MUSTER_KUBECTL" api-resources --api-group=scheduling.k8s.io -o name) ||
+  fail "kubectl api-resources failed"
+grep -qx "$PG_RESOURCE" <<<"$served" ||
   fail "the API server does not serve $PG_RESOURCE (scheduling.k8s.io/v1beta1)"
 
 new_namespace
