@@ -255,7 +255,7 @@ resolve_dir() { # [dir] -> existing cluster dir with a state file
     dir=$(<"$POINTER")
   fi
   [[ -f $dir/state ]] || die "no cluster state in '$dir' (nothing to do?)"
-  head -n1 "$dir/state" | grep -qxF "$STATE_MAGIC" || die "$dir/state is not a muster cluster state file"
+  [[ $(head -n1 "$dir/state") == "$STATE_MAGIC" ]] || die "$dir/state is not a muster cluster state file"
   (cd "$dir" && pwd)
 }
 

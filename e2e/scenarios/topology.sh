@@ -120,8 +120,10 @@ muster_racks=$(racks_of pack)
 pass "muster: the 4-pod gang is all in rack b (stock: rack(s) $stock_racks)"
 
 wide_items | k apply -f - >/dev/null || fail "creating the 5-pod gang failed"
-wait_for "the 5-pod gang's PodGroup to say why it waits" 30 \
-  sh -c "$MUSTER_KUBECTL -n $E2E_NS get podgroup wide -o jsonpath='{.status.conditions[*].message}' | grep -q 'must fit in one rack'"
+wide_says_why() {
+  [[ $(k get podgroup wide -o jsonpath='{.status.conditions[*].message}') == *"must fit in one rack"* ]]
+}
+wait_for "the 5-pod gang's PodGroup to say why it waits" 30 wide_says_why
 message=$(k get podgroup wide -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}')
 sleep 3 # a few more passes: still nothing bound
 [[ $(bound_count wide) -eq 0 ]] || fail "muster bound part of the 5-pod gang that fits no rack"
