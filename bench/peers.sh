@@ -12,16 +12,23 @@
 #             made from it, pods joining it through spec.schedulingGroup
 #             (e2e/scenarios/gang_workload.py upstream_gang: the choices and
 #             why);
+#   kueue     Kueue v0.17 (sigs.k8s.io/kueue, built into the component cache
+#             by build-components.sh --kueue; cluster.sh up --peer kueue)
+#             admitting each gang as a pod group of one ClusterQueue that
+#             holds the cluster, the stock kube-scheduler placing the pods it
+#             ungates (gang workloads 1-3; e2e/cluster/kueue/config.yaml and
+#             e2e/scenarios/fixtures/kueue-gangs.yaml: the choices and why);
 #   muster    the volcano profile calling muster, gangs as Volcano PodGroups,
 #             with muster's pod webhook registered (manifests/webhook).
 # Workloads (each side's figures per run in OUT/<workload>[-<run>]/):
-#   1. deadlock    e2e/scenarios/gang_deadlock.sh: 2 gangs x 100 pods x 1 GPU
-#                  on 100 GPUs (gpu-25x4)
+#   1. deadlock    e2e/scenarios/gang_deadlock.sh, RUNS times: 2 gangs x 100
+#                  pods x 1 GPU on 100 GPUs (gpu-25x4)
 #   2. burst       e2e/scenarios/gang_burst.sh, RUNS times: 51 gang jobs of
 #                  1-8 pods x 1-8 GPUs on 32 x 8 GPUs in three exactly-filling
 #                  waves (seed 3); makespan / ideal per side
-#   3. preemption  e2e/scenarios/gang_preemption.sh: a high-priority 8 x 8-GPU
-#                  gang on a cluster full of low-priority gangs
+#   3. preemption  e2e/scenarios/gang_preemption.sh, RUNS times: a
+#                  high-priority 8 x 8-GPU gang on a cluster full of
+#                  low-priority gangs
 #   4. throughput  bench/gang_wait.sh --gangs 300 --sizes 10 --interval 0,0
 #                  (300 gangs x 10 pods at once, 1000 nodes), and
 #                  bench/scheduling_throughput.sh (3000 plain pods, stock vs
@@ -33,11 +40,11 @@
 #
 # usage: bench/peers.sh [--muster BIN] [--runs R] [--only "deadlock burst ..."] [--out DIR]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
-#   R     runs of the burst and of the plain-pod throughput (default 3)
+#   R     runs of the gang workloads 1-3 and of the plain-pod throughput (default 3)
 #   --only  a subset of: deadlock burst preemption throughput wait
 #   DIR   where everything goes (default ${TMPDIR:-/tmp}/muster-peers)
 # Needs Kubernetes >= 1.37 (MUSTER_K8S_VERSION, default v1.37.2). About
-# 40 min on 2 cores. A workload that fails on muster's own checks is reported
+# 60 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails on muster's own checks is reported
 # and the others still run; the exit code is 1 then.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -79,11 +86,11 @@ mkdir -p "$out"
 failed=()
 wants() { [[ " $only " == *" $1 "* ]]; }
 
-# gang_scenario NAME OUTDIR: one gang scenario with all three sides.
+# gang_scenario NAME OUTDIR: one gang scenario with all four sides.
 gang_scenario() {
   local name=$1 dir=$2 t0=$SECONDS
   log "$name -> $dir"
-  if GANG_SIDES="stock upstream muster" MUSTER_BIN=$muster MUSTER_GANG_OUT=$dir \
+  if GANG_SIDES="stock upstream kueue muster" MUSTER_BIN=$muster MUSTER_GANG_OUT=$dir \
     "$SCENARIOS/$name.sh" >"$dir.log" 2>&1; then
     log "$name: done in $((SECONDS - t0)) s"
   else
@@ -92,13 +99,22 @@ gang_scenario() {
   fi
 }
 
+# Kueue is built once, before any clock starts (a cold build takes minutes).
+if wants deadlock || wants burst || wants preemption; then
+  "$REPO/e2e/cluster/build-components.sh" --kueue >"$out/build-kueue.log" 2>&1 ||
+    { log "building Kueue failed (see $out/build-kueue.log)"; exit 1; }
+fi
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$SECONDS
-wants deadlock && gang_scenario gang_deadlock "$out/deadlock"
+if wants deadlock; then
+  for ((r = 1; r <= runs; r++)); do gang_scenario gang_deadlock "$out/deadlock-$r"; done
+fi
 if wants burst; then
   for ((r = 1; r <= runs; r++)); do gang_scenario gang_burst "$out/burst-$r"; done
 fi
-wants preemption && gang_scenario gang_preemption "$out/preemption"
+if wants preemption; then
+  for ((r = 1; r <= runs; r++)); do gang_scenario gang_preemption "$out/preemption-$r"; done
+fi
 if wants throughput; then
   log "gang throughput -> $out/gang-throughput"
   "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --gangs 300 --sizes 10 \

@@ -2,11 +2,14 @@
 """`make bench-peers`' tables (stdlib only): one per workload, a column per
 side - stock (the default kube-scheduler, pod by pod), upstream (the same
 kube-scheduler with Kubernetes' own gang scheduling, GenericWorkload, each
-gang a scheduling.k8s.io/v1beta1 Workload + PodGroup) and muster - from the
+gang a scheduling.k8s.io/v1beta1 Workload + PodGroup), kueue (Kueue v0.17
+admitting pod groups for the stock kube-scheduler; gang workloads 1-3) and
+muster - from the
 figures the runs of bench/peers.sh left in OUT:
 
-  OUT/deadlock/figures.json, OUT/preemption/figures.json,
+  OUT/deadlock[-<run>]/figures.json, OUT/preemption[-<run>]/figures.json,
   OUT/burst-<run>/figures.json      e2e/scenarios/gang_report.py report
+  OUT/fairshare[-<run>]/figures.json e2e/scenarios/queue_report.py report
   OUT/gang-throughput/figures.json,
   OUT/gang-wait/figures.json        bench/gang_wait.py report
   OUT/plain-throughput.jsonl        bench/throughput_figures.py run records
@@ -24,7 +27,7 @@ import os
 import statistics
 import sys
 
-SIDES = ("stock", "upstream", "muster")
+SIDES = ("stock", "upstream", "kueue", "muster")
 # (figure key in gang_report.py's figures, label, lower is better?)
 GANG_ROWS = [
     ("completedFraction", "jobs completed (fraction of gangs)", False),
@@ -88,6 +91,25 @@ def wait_figures(side):
     }
 
 
+def fair_figures(fig):
+    """One side's queue_report.py figures as FAIR_ROWS' values."""
+    windows = fig.get("windows", {}).values()
+    per_queue = [q for w in windows for q in w["queues"].values()]
+
+    def worst(key):
+        values = [q[key] for q in per_queue if q.get(key) is not None]
+        return max(values) if values else None
+
+    jains = [w["jainMedian"] for w in windows if w.get("jainMedian") is not None]
+    return {
+        "deviationMedianMax": worst("deviationMedian"), "deviationP90Max": worst("deviationP90"),
+        "jainMin": min(jains) if jains else None, "convergeSeconds": fig.get("convergeSeconds"),
+        "victimPods": fig.get("victimPods"), "notWhole": len(fig.get("notWhole") or []),
+        "belowTarget": len(fig.get("belowTarget") or []), "flipFlops": len(fig.get("flipFlops") or []),
+        "gpuUtil": fig.get("gpuUtil"), "partialGpuSeconds": fig.get("partialGpuSeconds"),
+    }
+
+
 def runs_of(out, name):
     """The figure dicts per side of every run of workload `name` (a dir
     `name` or `name-<run>`), in run order."""
@@ -99,6 +121,8 @@ def runs_of(out, name):
             continue
         if "sides" in doc:  # bench/gang_wait.py
             runs.append({s: wait_figures(v) for s, v in doc["sides"].items()})
+        elif name == "fairshare":
+            runs.append({s: fair_figures(v) for s, v in doc["figures"].items() if s in SIDES})
         else:
             runs.append({s: gang_figures(v) for s, v in doc["figures"].items() if s in SIDES})
     return runs
@@ -120,6 +144,19 @@ def plain_runs(out):
                      "cpuMsPerPod": r["side_cpu_ms_per_pod"]}
             runs.append({side: entry, **({"upstream": entry} if side == "stock" else {})})
     return runs
+# Queue fair share (e2e/scenarios/queue_report.py's figures, summarised by fair_figures).
+FAIR_ROWS = [
+    ("deviationMedianMax", "|share - target| median %, worst queue and phase", True),
+    ("deviationP90Max", "|share - target| p90 %, worst queue and phase", True),
+    ("jainMin", "Jain index (median), worse phase", False),
+    ("convergeSeconds", "converged after the change, s", True),
+    ("victimPods", "pods evicted by reclaims", True),
+    ("notWhole", "victim gangs not evicted whole", True),
+    ("belowTarget", "reclaims that pushed a queue below target", True),
+    ("flipFlops", "flip-flops", True),
+    ("gpuUtil", "GPU utilisation % (whole drive)", False),
+    ("partialGpuSeconds", "GPU-s held below minMember (ramps incl.)", True),
+]
 
 
 PLAIN_ROWS = [("podsPerSecond", "pods bound/s (release -> last bind)", False),
@@ -171,6 +208,7 @@ WORKLOADS = [
     ("deadlock", "1. deadlock: 2 gangs x 100 pods x 1 GPU on 100 GPUs", GANG_ROWS),
     ("burst", "2. contention burst: 51 gangs of 1-8 pods x 1-8 GPUs on 32 x 8 GPUs, 3 waves", GANG_ROWS),
     ("preemption", "3. whole-gang preemption: an 8-pod high-priority gang on a full 32 x 8 cluster", GANG_ROWS),
+    ("fairshare", "6. fair share: queues 1:2:4 saturating 16 x (8 GPUs, 32 cpu), the third from 60 s", FAIR_ROWS),
     ("gang-throughput", "4a. gang throughput: 300 gangs x 10 pods at once on 1000 nodes", WAIT_ROWS),
     ("plain", "4b. plain-pod throughput: 3000 pods x 1 GPU on 1000 nodes", PLAIN_ROWS),
     ("gang-wait", "5. gang wait with capacity free: 60 gangs of 2-100 pods on 1000 nodes", WAIT_ROWS),

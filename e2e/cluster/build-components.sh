@@ -5,6 +5,7 @@
 #   ${MUSTER_CACHE:-$HOME/.cache/muster}/k8s-<version>/bin/{kube-apiserver,kube-scheduler,kube-controller-manager,kubectl}
 #   ${MUSTER_CACHE:-$HOME/.cache/muster}/etcd-v3.6.4/bin/etcd
 #   ${MUSTER_CACHE:-$HOME/.cache/muster}/kwok-v0.7.0/bin/kwok
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/kueue-v0.17.0/{bin/kueue,crds/,webhook.yaml}   (--kueue only)
 #
 # Idempotent: a binary that is present and reports the pinned version is not
 # rebuilt. Needs only the Go toolchain and the Go module proxy. Kubernetes and
@@ -14,12 +15,16 @@
 # it from its own go.mod. GOMODCACHE and GOCACHE stay at the Go defaults so
 # later runs on the same host reuse them.
 #
-# Usage: build-components.sh [--print-env] [--no-build] [--force]
+# Usage: build-components.sh [--print-env] [--no-build] [--force] [--kueue]
 #   --print-env  after building, print `export K8S_VERSION=... K8S_BIN_DIR=... ETCD_BIN=... KWOK_BIN=...`
 #                on stdout, for: eval "$(e2e/cluster/build-components.sh --print-env)"
 #                (progress always goes to stderr)
 #   --no-build   build nothing; exit 1 if a component is missing or stale
 #   --force      rebuild even what is already built
+#   --kueue      also Kueue (the peer of `make bench-peers`; never in CI: its
+#                dependency tree is large): the controller-manager, its CRDs
+#                and webhook manifest copied out of the module; --print-env
+#                adds KUEUE_BIN and KUEUE_DIR
 # Environment: MUSTER_K8S_VERSION (the Kubernetes version: one that has a
 # wrapper module k8s-bins/<version>/, "v" optional; default below), MUSTER_CACHE
 # (cache root), GO (go command), GOFLAGS (passed on; e.g. GOFLAGS=-p=1 under
@@ -38,6 +43,8 @@ readonly K8S_VERSION
 readonly K8S_WRAPPER=k8s-bins/$K8S_VERSION
 readonly ETCD_VERSION=v3.6.4
 readonly KWOK_VERSION=v0.7.0
+# Kueue: the newest release the module proxy serves (v0.17.8 is refused).
+readonly KUEUE_VERSION=v0.17.0
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly HERE
@@ -49,16 +56,19 @@ readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
 readonly K8S_BIN_DIR=$CACHE_ROOT/k8s-$K8S_VERSION/bin
 readonly ETCD_BIN_DIR=$CACHE_ROOT/etcd-$ETCD_VERSION/bin
 readonly KWOK_BIN_DIR=$CACHE_ROOT/kwok-$KWOK_VERSION/bin
+readonly KUEUE_DIR=$CACHE_ROOT/kueue-$KUEUE_VERSION
 readonly K8S_CMDS=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
 
 print_env=0
 no_build=0
 force=0
+kueue=0
 for arg in "$@"; do
   case $arg in
     --print-env) print_env=1 ;;
     --no-build) no_build=1 ;;
     --force) force=1 ;;
+    --kueue) kueue=1 ;;
     -h | --help)
       sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
       exit 0
@@ -136,6 +146,12 @@ k8s_ok() { # cmd
 }
 etcd_ok() { runs_with_version "$ETCD_BIN_DIR/etcd" "etcd Version: ${ETCD_VERSION#v}" --version; }
 kwok_ok() { runs_with_version "$KWOK_BIN_DIR/kwok" "${KWOK_VERSION#v}" --version; }
+# Kueue built by `go install` reports no version (it comes from ldflags): the
+# stamp written after a complete build says which one it is.
+kueue_ok() {
+  [[ -x $KUEUE_DIR/bin/kueue && -f $KUEUE_DIR/webhook.yaml && -d $KUEUE_DIR/crds &&
+    $(cat "$KUEUE_DIR/VERSION" 2>/dev/null) == "$KUEUE_VERSION" ]]
+}
 
 # --- builders ------------------------------------------------------------------
 # `go mod download` for a wrapper module, timed: fetches (or verifies against
@@ -210,36 +226,67 @@ build_etcd() {
   log "etcd $ETCD_VERSION: built etcd in $((SECONDS - t0))s ($(du -h "$ETCD_BIN_DIR/etcd" | cut -f1))"
 }
 
+# go_install_to WHAT PKG@VERSION DIR: `go install` one command into DIR.
+# Used for modules without replace directives (kwok, Kueue): `go install
+# pkg@version` then uses the module's own pinned dependencies (checksums
+# verified against the checksum database through the proxy). go install has
+# no -o, so it installs into a scratch GOBIN and renames into place.
+go_install_to() {
+  local what=$1 pkg=$2 dir=$3 stage
+  need_go
+  mkdir -p "$dir"
+  stage=$(mktemp -d "$dir/.stage.XXXXXX")
+  log "$what: downloading and building $pkg"
+  # Run outside any module so the repo's wrapper modules play no part.
+  if ! (cd "$stage" && GOBIN=$stage "$GO" install -trimpath -ldflags "-s -w" "$pkg"); then
+    rm -rf "$stage"
+    die "$what: go install failed"
+  fi
+  local built=${pkg%@*}
+  built=${built##*/}
+  mv -f "$stage/$built" "$dir/$built"
+  rm -rf "$stage"
+}
+
 build_kwok() {
   if ((!force)) && kwok_ok; then
     log "kwok $KWOK_VERSION: up to date in $KWOK_BIN_DIR (skipped)"
     return 0
   fi
   ((no_build)) && die "kwok $KWOK_VERSION: missing or stale (run without --no-build)"
-  need_go
-  mkdir -p "$KWOK_BIN_DIR"
-  local t0=$SECONDS stage
-  # sigs.k8s.io/kwok's go.mod has no replace directives, so `go install
-  # pkg@version` works and uses kwok's own pinned dependencies (checksums
-  # verified against the checksum database through the proxy). go install has
-  # no -o, so install into a scratch GOBIN and rename into place.
-  stage=$(mktemp -d "$KWOK_BIN_DIR/.stage.XXXXXX")
-  log "kwok $KWOK_VERSION: downloading and building sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-  # Run outside any module so the repo's wrapper modules play no part.
-  if ! (cd "$stage" && GOBIN=$stage "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"); then
-    rm -rf "$stage"
-    die "kwok $KWOK_VERSION: go install failed"
-  fi
-  mv -f "$stage/kwok" "$KWOK_BIN_DIR/kwok"
-  rm -rf "$stage"
+  local t0=$SECONDS
+  go_install_to "kwok $KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "$KWOK_BIN_DIR"
   kwok_ok || die "kwok $KWOK_VERSION: kwok was built but does not report ${KWOK_VERSION#v}"
   log "kwok $KWOK_VERSION: built kwok in $((SECONDS - t0))s ($(du -h "$KWOK_BIN_DIR/kwok" | cut -f1))"
+}
+
+# Kueue: the binary, and from the same module (config/ is in its zip) the
+# CRDs and the webhook manifest whose paths the harness registers.
+build_kueue() {
+  if ((!force)) && kueue_ok; then
+    log "kueue $KUEUE_VERSION: up to date in $KUEUE_DIR (skipped)"
+    return 0
+  fi
+  ((no_build)) && die "kueue $KUEUE_VERSION: missing or stale (run without --no-build)"
+  local t0=$SECONDS module
+  rm -f "$KUEUE_DIR/VERSION"
+  go_install_to "kueue $KUEUE_VERSION" "sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION" "$KUEUE_DIR/bin"
+  module=$(cd "$KUEUE_DIR" && "$GO" mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])') || die "kueue: go mod download failed"
+  rm -rf "$KUEUE_DIR/crds"
+  mkdir -p "$KUEUE_DIR/crds"
+  cp "$module"/config/components/crd/bases/*.yaml "$KUEUE_DIR/crds/"
+  cp "$module/config/components/webhook/manifests.yaml" "$KUEUE_DIR/webhook.yaml"
+  chmod -R u+w "$KUEUE_DIR/crds" "$KUEUE_DIR/webhook.yaml" # the module cache is read-only
+  echo "$KUEUE_VERSION" >"$KUEUE_DIR/VERSION"
+  log "kueue $KUEUE_VERSION: built in $((SECONDS - t0))s ($(du -h "$KUEUE_DIR/bin/kueue" | cut -f1)), $(find "$KUEUE_DIR/crds" -name '*.yaml' | wc -l) CRDs"
 }
 
 log "cache: $CACHE_ROOT"
 build_etcd
 build_kwok
 build_k8s
+((!kueue)) || build_kueue
 log "all components ready"
 
 if ((print_env)); then
@@ -247,4 +294,8 @@ if ((print_env)); then
   printf 'export K8S_BIN_DIR=%q\n' "$K8S_BIN_DIR"
   printf 'export ETCD_BIN=%q\n' "$ETCD_BIN_DIR/etcd"
   printf 'export KWOK_BIN=%q\n' "$KWOK_BIN_DIR/kwok"
+  if ((kueue)); then
+    printf 'export KUEUE_BIN=%q\n' "$KUEUE_DIR/bin/kueue"
+    printf 'export KUEUE_DIR=%q\n' "$KUEUE_DIR"
+  fi
 fi

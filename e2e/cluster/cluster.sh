@@ -8,6 +8,7 @@
 # Usage:
 #   cluster.sh up [--cluster FILE] [--dir DIR] [--muster BIN] [--no-build]
 #                 [--watch-pid PID | --watch-parent] [--replicas N] [--api-proxy]
+#                 [--peer kueue]
 #       Start a cluster. FILE: node layout (default e2e/clusters/gpu-4.yaml,
 #       format in cluster_helper.py). DIR: state directory (default: a fresh
 #       ${TMPDIR:-/tmp}/muster-e2e.XXXXXX); it must be new, empty, or hold a
@@ -27,6 +28,10 @@
 #       muster sidecars (extender, reconciler, of every replica) kubeconfigs
 #       pointing at the proxy's port; kube-schedulers, kcm, kwok and admin
 #       stay direct. See `api-proxy` below.
+#       --peer kueue: also run Kueue v0.17's controller-manager (built into the
+#       cache by build-components.sh --kueue; ports kueue-webhook and
+#       kueue-health), its CRDs and webhooks, for the pods of namespaces
+#       labelled kueue-peer=true (e2e/cluster/kueue.sh says what it takes).
 #       Progress goes to stderr; stdout gets the `export ...` lines of `env`.
 #   cluster.sh down [--dir DIR]
 #       Stop exactly the processes recorded in DIR/state (TERM, then KILL after
@@ -155,6 +160,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
 readonly SELF=$HERE/cluster.sh
 readonly HELPER=$HERE/cluster_helper.py
+# shellcheck source=e2e/cluster/kueue.sh
+source "$HERE/kueue.sh"
 readonly CACHE_ROOT=${MUSTER_CACHE:-$HOME/.cache/muster}
 readonly POINTER=$CACHE_ROOT/current-cluster
 readonly STATE_MAGIC='# muster e2e cluster state'
@@ -334,9 +341,19 @@ do_down() { # dir [seconds to wait after SIGTERM before SIGKILL]
     log "state kept in $dir"
     return 1
   fi
+  state_cleanup "$dir"
   rm -rf -- "$dir"
   if [[ -f $POINTER && $(<"$POINTER") == "$dir" ]]; then rm -f -- "$POINTER"; fi
   log "down: stopped ${n} process(es), no recorded port listening, removed $dir"
+}
+
+# state_cleanup DIR: remove what `cleanup PATH` lines recorded outside DIR
+# (Kueue's metrics certificates), once every process is gone.
+state_cleanup() {
+  local path
+  while read -r path; do
+    [[ -n $path ]] && rm -rf -- "$path"
+  done < <(awk '$1 == "cleanup" {print $2}' "$1/state")
 }
 
 cmd_down() {
@@ -1100,7 +1117,7 @@ EOF
 
 cmd_up() {
   local cluster_file=$REPO/e2e/clusters/gpu-4.yaml dir='' no_build=0 watch_pid='' muster_bin='' replicas=1
-  local api_proxy=0
+  local api_proxy=0 peer=''
   while (($#)); do
     case $1 in
       --cluster) cluster_file=${2:?--cluster needs a value}; shift 2 ;;
@@ -1111,12 +1128,14 @@ cmd_up() {
       --watch-parent) watch_pid=$PPID; shift ;;
       --replicas) replicas=${2:?--replicas needs a value}; shift 2 ;;
       --api-proxy) api_proxy=1; shift ;;
+      --peer) peer=${2:?--peer needs a value}; shift 2 ;;
       *) die "up: unknown argument $1 (see --help)" ;;
     esac
   done
   if ! [[ $replicas =~ ^[0-9]+$ ]] || ((replicas < 1 || replicas > MAX_REPLICAS)); then
     die "--replicas $replicas: 1 or $MAX_REPLICAS replicas are supported"
   fi
+  [[ -z $peer || $peer == kueue ]] || die "--peer $peer: only kueue is supported"
   [[ -f $cluster_file ]] || die "cluster file '$cluster_file' not found"
   if [[ -n $muster_bin ]]; then
     [[ -x $muster_bin ]] || die "--muster $muster_bin: not an executable file"
@@ -1133,11 +1152,13 @@ cmd_up() {
   # 1. Components (built once into the cache; a no-op when present).
   local build_args=(--print-env)
   ((no_build)) && build_args+=(--no-build)
+  [[ $peer != kueue ]] || build_args+=(--kueue)
   local envs
   envs=$("$HERE/build-components.sh" "${build_args[@]}") || die "components are not available"
   eval "$envs"
   # Only for this script: etcd would read an exported ETCD_BIN as a flag.
   export -n K8S_VERSION K8S_BIN_DIR ETCD_BIN KWOK_BIN
+  [[ $peer != kueue ]] || export -n KUEUE_BIN KUEUE_DIR
   local kubectl=$K8S_BIN_DIR/kubectl
   local t_bins
   t_bins=$(now_us)
@@ -1195,7 +1216,11 @@ cmd_up() {
   local webhook=0
   [[ ${MUSTER_GANG_WEBHOOK:-0} == 1 ]] && webhook=1
   n_ports=$((n_ports + api_proxy + webhook))
-  read -r -a ports <<<"$(python3 "$HELPER" free-ports "$n_ports")" || die "could not pick free ports"
+  local n_kueue=0 kueue_ports=()
+  [[ $peer != kueue ]] || n_kueue=2
+  read -r -a ports <<<"$(python3 "$HELPER" free-ports $((n_ports + n_kueue)))" || die "could not pick free ports"
+  kueue_ports=("${ports[@]:n_ports}") # Kueue's after the rest (picked at once: distinct)
+  ports=("${ports[@]:0:n_ports}")
   local p_proxy='' p_sidecar_api p_webhook=''
   if ((api_proxy)); then p_proxy=${ports[-1]}; fi
   if ((webhook)); then p_webhook=${ports[-1 - api_proxy]}; fi
@@ -1224,6 +1249,10 @@ cmd_up() {
     record "port api-proxy $p_proxy"
     record "api_proxy_control $dir/api-proxy.control"
     log "api proxy on port $p_proxy (the sidecars' kubeconfigs point at it)"
+  fi
+  if [[ $peer == kueue ]]; then
+    record "port kueue-webhook ${kueue_ports[0]}"
+    record "port kueue-health ${kueue_ports[1]}"
   fi
   p_sidecar_api=${p_proxy:-$p_api}
   write_pki "$dir"
@@ -1381,6 +1410,7 @@ cmd_up() {
     die "creating the sidecars' ServiceAccounts, roles and kubeconfigs failed"
   }
   log "sidecar credentials: $SIDECAR_NAMESPACE/extender and $SIDECAR_NAMESPACE/reconciler (manifests/rbac)"
+  [[ $peer != kueue ]] || kueue_up "$dir" "${kueue_ports[@]}" "${kc[@]}"
   if [[ -n $muster_bin ]]; then
     start_extender "$dir" "$muster_bin"
     log "muster extender ready on port $p_ext"

@@ -22,6 +22,8 @@
 #     own gang scheduling, each job a scheduling.k8s.io/v1beta1 Workload +
 #     PodGroup for the stock kube-scheduler; given muster's limits (150 s,
 #     30 s without progress).
+#   kueue (GANG_SIDES with "kueue", `make bench-peers`): Kueue v0.17, each
+#     job a pod group of one ClusterQueue holding the cluster; the same limits.
 set -euo pipefail
 # shellcheck disable=SC2034 # read by gang_lib.sh
 GANG_CLUSTER_FILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../clusters" && pwd)/gpu-32x8.yaml
@@ -31,6 +33,7 @@ WORKLOAD=(burst --seed 3 --waves "30,18,24")
 
 gang_stock_side 75 20 "${WORKLOAD[@]}"
 gang_upstream_side 150 30 "${WORKLOAD[@]}"
+gang_kueue_side 150 30 "${WORKLOAD[@]}"
 
 outcome=skipped
 if gang_has_side muster; then

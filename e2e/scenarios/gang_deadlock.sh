@@ -8,6 +8,8 @@
 #     GPUs stay held (shown 20 s after submission, then the run is stopped).
 #   upstream (GANG_SIDES with "upstream"): Kubernetes' own gang scheduling,
 #     both gangs as scheduling.k8s.io/v1beta1 Workload + PodGroup.
+#   kueue (GANG_SIDES with "kueue"): Kueue v0.17, both gangs as pod groups of
+#     one ClusterQueue holding the cluster (gang_lib.sh gang_kueue_side).
 #   muster: rejects the members in filter ("muster: ...") until a gang is
 #     reserved whole (with MUSTER_GANG_WEBHOOK=1, muster's pod webhook gates
 #     them at creation instead, and lifts the gate of a reserved gang); one
@@ -29,6 +31,8 @@ fi
 
 # Kubernetes' own gang scheduling (`make bench-peers`): given muster's limit.
 gang_upstream_side 120 30 deadlock
+# Kueue (`make bench-peers`): each gang a Kueue pod group, quota = the cluster.
+gang_kueue_side 120 30 deadlock
 
 outcome=skipped
 if gang_has_side muster; then

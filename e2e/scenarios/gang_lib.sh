@@ -24,7 +24,8 @@
 # adds Kubernetes' own gang scheduling - gang_upstream_side - which needs
 # Kubernetes >= 1.37 and MUSTER_GENERIC_WORKLOAD=1, with which cluster.sh
 # turns the feature gate GenericWorkload
-# on: `make bench-peers` runs "stock upstream muster").
+# on; "kueue" adds Kueue - gang_kueue_side - and brings the cluster up with
+# `--peer kueue`: `make bench-peers` runs "stock upstream kueue muster").
 # GANG_UP_ARGS (an array, set before sourcing): more `cluster.sh up` flags,
 # e.g. (--replicas 2 --muster "$MUSTER_BIN") (failover.sh).
 # GANG_MAX_SECONDS (set before sourcing): a hard cap - the scenario is sent
@@ -77,6 +78,7 @@ else
 fi
 gang_say "cluster $(basename "$GANG_CLUSTER_FILE") in $GANG_DIR (log: $GANG_OUT/cluster-up.log)"
 GANG_OWN_CLUSTER=1
+[[ " $GANG_SIDES " != *" kueue "* ]] || GANG_UP_ARGS+=(--peer kueue)
 if ! "$GANG_CLUSTER" up --cluster "$GANG_CLUSTER_FILE" --dir "$GANG_DIR" --watch-pid $$ \
   ${GANG_UP_ARGS[@]+"${GANG_UP_ARGS[@]}"} >/dev/null 2>"$GANG_OUT/cluster-up.log"; then
   tail -n 20 "$GANG_OUT/cluster-up.log"
@@ -118,13 +120,15 @@ trap gang_exit EXIT
 gang_has_side() { [[ " $GANG_SIDES " == *" $1 "* ]]; }
 
 # --- one side's run ------------------------------------------------------------------
-# gang_side SIDE: a fresh namespace (E2E_NS) and a recorder (gang_report.py
-# record --rendezvous) writing $GANG_OUT/SIDE.jsonl.
+# gang_side SIDE [LABEL=VALUE...]: a fresh namespace (E2E_NS, created with
+# those labels) and a recorder (gang_report.py record --rendezvous) writing
+# $GANG_OUT/SIDE.jsonl.
 gang_side() {
   GANG_SIDE=$1
-  E2E_NS=$GANG_SCENARIO-$1
+  shift
+  E2E_NS=$GANG_SCENARIO-$GANG_SIDE
   E2E_NS=${E2E_NS//_/-}
-  "$MUSTER_KUBECTL" create namespace "$E2E_NS" >/dev/null || fail "cannot create namespace $E2E_NS"
+  gang_create_namespace "$E2E_NS" "$@" || fail "cannot create namespace $E2E_NS"
   wait_for "ServiceAccount $E2E_NS/default" 60 k get serviceaccount default -o name
   local base=$GANG_OUT/$GANG_SIDE
   rm -f "$base.ready" "$base.stop" "$base.status"
@@ -133,6 +137,16 @@ gang_side() {
   GANG_RECORDER=$!
   wait_for "the $GANG_SIDE recorder's watches" 60 test -e "$base.ready"
   e2e_log "side $GANG_SIDE: namespace $E2E_NS, pod log $base.jsonl"
+}
+
+# gang_create_namespace NAME [LABEL=VALUE...]: the namespace, created with
+# those labels (a webhook's namespaceSelector sees them from its first pod).
+gang_create_namespace() {
+  local name=$1 json
+  shift
+  json=$("$MUSTER_KUBECTL" create namespace "$name" --dry-run=client -o json) || return 1
+  if (($#)); then json=$("$MUSTER_KUBECTL" label --local -f - -o json "$@" <<<"$json") || return 1; fi
+  "$MUSTER_KUBECTL" create -f - <<<"$json" >/dev/null
 }
 
 # gang_mark NAME: a timestamped mark in the side's pod log.
@@ -183,6 +197,60 @@ gang_upstream_side() {
   gang_submit "$@" --scheduler default-scheduler --upstream
   e2e_log "upstream: $(gang_wait "$cap" "$idle")"
   gang_end_side
+}
+
+# gang_kueue_side CAP IDLE WORKLOAD...: when the kueue side is asked for, its
+# whole run, as gang_stock_side's: the same workload with every gang a Kueue
+# pod group (gang_report.py workload --kueue) in a namespace Kueue manages
+# (kueue-peer=true), queued in a ClusterQueue holding the whole cluster
+# (fixtures/kueue-gangs.yaml); Kueue admits and ungates, the stock
+# kube-scheduler places. Kueue's Workload objects are saved
+# ($GANG_OUT/kueue-workloads.json) and counted. Before gang_start_muster.
+gang_kueue_side() {
+  local cap=$1 idle=$2
+  shift 2
+  gang_has_side kueue || return 0
+  gang_kueue_begin
+  gang_submit "$@" --scheduler default-scheduler --kueue gangs
+  gang_kueue_managed
+  e2e_log "kueue: $(gang_wait "$cap" "$idle")"
+  gang_kueue_end
+}
+
+# gang_kueue_begin / gang_kueue_end: the kueue side's namespace and queues /
+# its Workloads saved and summarised, then gang_end_side.
+gang_kueue_begin() {
+  gang_side kueue kueue-peer=true
+  gang_kueue_queues
+}
+gang_kueue_end() {
+  k get workloads.kueue.x-k8s.io -o json >"$GANG_OUT/kueue-workloads.json" || true
+  e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" "$GANG_OUT/kueue-workloads.json")"
+  gang_end_side
+}
+
+# gang_kueue_queues: the ClusterQueue (quota: the nodes' allocatable) and the
+# side's LocalQueue, active before any pod is created.
+gang_kueue_queues() {
+  local cpu memory gpu
+  read -r cpu memory gpu < <("$MUSTER_KUBECTL" get nodes -o json | python3 "$GANG_LIB_DIR/kueue_workloads.py" --capacity) ||
+    fail "cannot sum the nodes' allocatable"
+  sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$E2E_NS|" \
+    "$GANG_LIB_DIR/fixtures/kueue-gangs.yaml" | "$MUSTER_KUBECTL" apply -f - >/dev/null ||
+    fail "creating Kueue's queues failed"
+  wait_for "Kueue's LocalQueue gangs active" 60 gang_kueue_queue_active
+  e2e_log "kueue: ClusterQueue gangs (cpu $cpu, memory $memory, nvidia.com/gpu $gpu), LocalQueue $E2E_NS/gangs"
+}
+gang_kueue_queue_active() {
+  [[ $(k get localqueue gangs -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]]
+}
+
+# gang_kueue_managed: every pod of the side went through Kueue's webhook
+# (gated or already admitted) - none reached the scheduler around it.
+gang_kueue_managed() {
+  local unmanaged
+  unmanaged=$(k get pods -l 'kueue.x-k8s.io/managed!=true' -o name) || fail "cannot list the kueue side's pods"
+  [[ -z $unmanaged ]] || fail "pods not managed by Kueue (its webhook missed them): $(wc -l <<<"$unmanaged")"
 }
 
 # gang_status: the recorder's status (JSON; see gang_report.py Recorder.status).

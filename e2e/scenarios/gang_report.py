@@ -10,7 +10,7 @@ records every pod's life as the API server reports it, and compares the runs
 here.
 
 Subcommands:
-  workload KIND [--scheduler S] [--gated] [--upstream] [--seed N] [--waves D,D,...]
+  workload KIND [--scheduler S] [--gated] [--upstream | --kueue QUEUE] [--seed N] [--waves D,D,...]
       Print a v1 List, in creation order, of the PodGroups and pods of KIND:
         deadlock         two gangs a, b of 100 pods x 1 GPU (minMember 100),
                          pods interleaved a-0, b-0, a-1, ...; work 8 s each
@@ -29,6 +29,9 @@ Subcommands:
       scheduling.k8s.io/v1beta1 (gang minCount, disruptionMode all, the
       priority class) with pods joining it through spec.schedulingGroup
       instead of a Volcano PodGroup (gang_workload.py upstream_gang).
+      --kueue QUEUE makes each gang a Kueue pod group of LocalQueue QUEUE
+      (labels queue-name and pod-group-name, annotation
+      pod-group-total-count) instead of a Volcano PodGroup.
   submit CLUSTER_DIR NAMESPACE FILE
       Create the items of a List (a workload) in its order, over one kept-alive
       connection with the cluster's admin credentials.
@@ -274,7 +277,9 @@ def main(argv):
     w.add_argument("kind")
     w.add_argument("--scheduler", default="volcano")
     w.add_argument("--gated", action="store_true")
-    w.add_argument("--upstream", action="store_true")
+    peer = w.add_mutually_exclusive_group()
+    peer.add_argument("--upstream", action="store_true")
+    peer.add_argument("--kueue", metavar="QUEUE")
     w.add_argument("--seed", type=int, default=3)
     w.add_argument("--waves", default="20,12,16")
     r = sub.add_parser("record")
@@ -303,7 +308,8 @@ def main(argv):
     args = ap.parse_args(argv[1:])
     if args.cmd == "workload":
         waves = [float(x) for x in args.waves.split(",")]
-        json.dump(workload(args.kind, args.scheduler, args.gated, args.seed, waves, args.upstream), sys.stdout)
+        json.dump(workload(args.kind, args.scheduler, args.gated, args.seed, waves, args.upstream, args.kueue),
+                  sys.stdout)
         return 0
     if args.cmd == "record":
         return record(args)

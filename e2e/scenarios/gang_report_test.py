@@ -302,6 +302,23 @@ class WorkloadTest(unittest.TestCase):
         # The recorder reads the gang from spec.schedulingGroup.
         self.assertEqual(gr.pod_view(pods[0])["gang"], "high")
 
+    def test_kueue_gangs_are_pod_groups_of_one_local_queue(self):
+        for kind, gangs in (("deadlock", {"a": 100, "b": 100}), ("preemption-high", {"high": 8})):
+            with self.subTest(kind=kind):
+                items = gr.workload(kind, "default-scheduler", False, 0, [], kueue="gangs")["items"]
+                self.assertTrue(all(i["kind"] == "Pod" for i in items), "no PodGroup objects")
+                for p in items:
+                    gang = p["metadata"]["labels"]["e2e.muster.io/gang"]
+                    self.assertEqual(p["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "gangs")
+                    self.assertEqual(p["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"], gang)
+                    # Kueue builds the Workload once this many members exist.
+                    self.assertEqual(p["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"],
+                                     str(gangs[gang]))
+                    self.assertEqual(p["spec"]["schedulerName"], "default-scheduler")
+                    self.assertNotIn("schedulingGates", p["spec"], "Kueue's webhook gates them")
+                # The recorder still reads the gang and its minimum from the pod.
+                self.assertEqual(gr.pod_view(items[0])["gang"], items[0]["metadata"]["labels"]["e2e.muster.io/gang"])
+
 
 def pod_obj(name, gang, min_member, node=None, work=5, terminating=False, phase="Running"):
     ann = {gr.GROUP: gang, gr.MIN: str(min_member), gr.WORK: str(work)}

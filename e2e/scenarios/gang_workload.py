@@ -7,7 +7,14 @@ With upstream=True each gang is expressed for Kubernetes' own gang
 scheduling instead (scheduling.k8s.io/v1beta1, feature gate GenericWorkload,
 1.37+; the peer of `make bench-peers`): a Workload with one PodGroupTemplate,
 a PodGroup made from it, and pods joining it through spec.schedulingGroup -
-the same gangs, sizes, priorities and work as every other side."""
+the same gangs, sizes, priorities and work as every other side.
+
+With kueue=QUEUE each gang is a Kueue pod group instead (Kueue v0.17's plain
+pods integration, keps/976-plain-pods): every member labelled with the
+LocalQueue QUEUE and the group's name and annotated with its total count;
+Kueue builds one Workload per group once all members exist, admits it whole
+against its ClusterQueue's quota and ungates its pods, which the stock
+kube-scheduler then places. No PodGroup object."""
 
 import random
 
@@ -19,6 +26,9 @@ MIN = "e2e.muster.io/min-member"
 WORK = "e2e.muster.io/work-seconds"
 TASK = "volcano.sh/task-spec"
 GATE = "muster.io/gang"
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
+KUEUE_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -63,7 +73,7 @@ def upstream_gang(name, min_member, priority=None):
 
 
 def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None, gated=False, task=None,
-             cpu="100m", upstream=False):
+             cpu="100m", upstream=False, kueue=None):
     ann = {GROUP: gang, MIN: str(min_member)}
     if work is not None:
         ann[WORK] = str(work)
@@ -77,8 +87,14 @@ def gang_pod(gang, index, gpus, min_member, scheduler, work=None, priority=None,
     if upstream:
         spec["schedulingGroup"] = {"podGroupName": gang}
         del ann[GROUP]  # names no Volcano PodGroup (the recorder reads schedulingGroup)
+    labels = {"e2e.muster.io/gang": gang}
+    if kueue:
+        # Every gang here is all of its pods (minMember = size): Kueue's
+        # total count, which it waits for before it builds the Workload.
+        labels.update({KUEUE_QUEUE: kueue, KUEUE_GROUP: gang})
+        ann[KUEUE_TOTAL] = str(min_member)
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{gang}-{index}", "labels": {"e2e.muster.io/gang": gang}, "annotations": ann},
+            "metadata": {"name": f"{gang}-{index}", "labels": labels, "annotations": ann},
             "spec": spec}
 
 
@@ -104,19 +120,19 @@ def burst_jobs(seed, waves, cluster_gpus=256, node_gpus=8):
     return jobs
 
 
-def workload(kind, scheduler, gated, seed, waves, upstream=False):
+def workload(kind, scheduler, gated, seed, waves, upstream=False, kueue=None):
     items = []
 
     def add_gang(name, pods, gpus, work=None, priority=None, tasks=None):
         if upstream:
             items.extend(upstream_gang(name, pods, priority))
-        else:
+        elif not kueue:
             items.append(pod_group(name, pods, priority, tasks))
         names = []
         for t, count in (tasks or {"": pods}).items():
             names += [t] * count
         return [gang_pod(name, i, gpus, pods, scheduler, work, priority, gated, names[i] or None,
-                         upstream=upstream)
+                         upstream=upstream, kueue=kueue)
                 for i in range(pods)]
 
     if kind == "deadlock":

@@ -3,7 +3,13 @@ queues and drive; stdlib only): the Queues, each queue's seeded gang
 sequence, and the driver that keeps every queue's backlog above the cluster,
 logging what it creates and the GangReclaimed Events it polls into the
 recorder's log (see queue_report.py's docstring). Cluster I/O and the log
-are harness's; the gang objects gang_workload.py's."""
+are harness's; the gang objects gang_workload.py's.
+
+With --kueue (the Kueue side of `make bench-peers`) every gang is a Kueue pod
+group of the LocalQueue named after its queue, and the reclaims come from
+Kueue's PreemptedWorkload Events (on the preemptor's Workload, which Kueue
+names after the pod group) instead, logged with the preemptor's queue and
+gang so the analysis judges them like muster's."""
 
 import calendar
 import collections
@@ -22,6 +28,9 @@ CPU = "cpu"
 RESOURCES = (CPU, GPU)
 REASON = "GangReclaimed"
 MESSAGE = re.compile(r"^reclaimed by queue (\S+) for gang ([^/\s]+)/(\S+)$")
+# Kueue v0.17 pkg/scheduler/preemption/preemption.go, on the preemptor's Workload.
+KUEUE_REASON = "PreemptedWorkload"
+KUEUE_MESSAGE = re.compile(r"^Preempted workload ([^/\s]+)/(\S+) \(UID: [^)]*\) in ClusterQueue (\S+);")
 MAX_GANG = 0.04  # of the cluster, in the gang's dominant resource
 TICK = 2.0  # s between top-ups
 
@@ -63,12 +72,24 @@ def gang_sequence(seed, queue, capacity):
         yield {"pods": pods, "gpus": gpus, "cpu": cpu, "work": rng.randint(15, 40)}
 
 
-def gang_objects(name, queue, gang, scheduler, gated):
-    """The PodGroup and pods of one gang (gang_workload's shapes)."""
-    items = [gw.pod_group(name, gang["pods"], queue=queue)]
+def gang_objects(name, queue, gang, scheduler, gated, kueue=False):
+    """The PodGroup and pods of one gang (gang_workload's shapes); with kueue
+    no PodGroup, the pods a pod group of the LocalQueue `queue`."""
+    items = [] if kueue else [gw.pod_group(name, gang["pods"], queue=queue)]
     items += [gw.gang_pod(name, i, gang["gpus"], gang["pods"], scheduler, gang["work"], gated=gated,
-                          cpu=f"{gang['cpu']}m") for i in range(gang["pods"])]
+                          cpu=f"{gang['cpu']}m", kueue=queue if kueue else None) for i in range(gang["pods"])]
     return items
+
+
+def kueue_reclaim(event, gangs):
+    """A Kueue PreemptedWorkload Event as a reclaim record's fields, or None
+    when it is not one: the victim gang, the preemptor's queue and gang."""
+    m = KUEUE_MESSAGE.match(event.get("message", ""))
+    preemptor = (event.get("involvedObject") or {}).get("name")
+    if not m or preemptor not in gangs:
+        return None
+    return {"victim": m.group(2), "by": gangs[preemptor]["queue"], "forGang": preemptor,
+            "victimClusterQueue": m.group(3)}
 
 
 def request(gang):
@@ -146,7 +167,7 @@ class Driver:
                 rec = {"kind": "gang", "name": name, "queue": q, **gang}
                 self.log(rec)
                 self.backlog.add(rec)
-                items += gang_objects(name, q, gang, self.args.scheduler, self.args.gated)
+                items += gang_objects(name, q, gang, self.args.scheduler, self.args.gated, self.args.kueue)
                 for r, v in request(gang).items():
                     pending[q][r] += v
                 if not needs_more(pending[q], self.capacity):
@@ -155,7 +176,7 @@ class Driver:
             self.conn = cluster.create_items(self.api, self.args.namespace, items, self.conn)
 
     def poll_reclaims(self):
-        selector = urllib.parse.quote(f"reason={REASON}")
+        selector = urllib.parse.quote(f"reason={KUEUE_REASON if self.args.kueue else REASON}")
         try:
             events = self.api.get(f"/api/v1/namespaces/{self.args.namespace}/events?fieldSelector={selector}")
         except (OSError, RuntimeError, ValueError) as e:
@@ -168,13 +189,16 @@ class Driver:
             self.events[uid] = count
             obj = ev.get("involvedObject") or {}
             at = ev.get("eventTime") or ev.get("lastTimestamp") or ev.get("firstTimestamp")
-            self.log({"kind": "reclaim", "uid": uid, "count": count, "objectKind": obj.get("kind"),
-                      "victim": obj.get("name"), "message": ev.get("message", ""), "at": epoch(at)})
+            rec = {"kind": "reclaim", "uid": uid, "count": count, "objectKind": obj.get("kind"),
+                   "victim": obj.get("name"), "message": ev.get("message", ""), "at": epoch(at)}
+            if self.args.kueue:
+                rec.update(kueue_reclaim(ev, self.backlog.gangs) or {"victim": None})
+            self.log(rec)
 
     def run(self):
         a = self.args
         self.log({"kind": "capacity", **self.capacity, "weights": self.weights, "late": sorted(self.late),
-                  "seed": a.seed, "scheduler": a.scheduler, "gated": a.gated})
+                  "seed": a.seed, "scheduler": a.scheduler, "gated": a.gated, "kueue": a.kueue})
         start = time.time()
         self.log({"kind": "mark", "name": "drive-start"})
         changed = False

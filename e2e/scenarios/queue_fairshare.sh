@@ -12,6 +12,13 @@
 # its work.
 #   stock kube-scheduler (default-scheduler, no gate): pods placed one by one
 #     in creation order - no notion of queues or gangs; reported, not checked.
+#   kueue (GANG_SIDES with "kueue", `make bench-peers`): Kueue v0.17 with
+#     ClusterQueues q1, q2, q4 in one cohort, fair-sharing weights 1:2:4,
+#     nominal quotas weight/7 of the cluster, borrowing and reclaim
+#     (fixtures/kueue-fairshare.yaml says why each); every gang a Kueue pod
+#     group of its queue's LocalQueue, placed by the stock kube-scheduler once
+#     admitted; Kueue's preemptions judged as muster's reclaims (its
+#     PreemptedWorkload Events); reported, not checked.
 #   muster (schedulerName volcano, the muster.io/gang gate): checked -
 #     each queue's dominant share within 5 % of the cluster of its weighted
 #     target (median over each phase's steady window), Jain >= 0.98, converged
@@ -70,7 +77,12 @@ PY
 # queue_side SIDE DRIVE-OPTIONS...: one side's run - recorder, driver for
 # RUN_SECONDS (checking meanwhile that a muster extender stays up), cleanup.
 queue_side() {
-  gang_side "$1"
+  if [[ $1 == kueue ]]; then
+    gang_side kueue kueue-peer=true
+    queue_kueue_queues
+  else
+    gang_side "$1"
+  fi
   shift
   local log=$GANG_OUT/$GANG_SIDE.jsonl drive rc=0
   python3 "$QUEUE_PY" drive "$MUSTER_E2E_DIR" "$E2E_NS" "$log" --seconds "$RUN_SECONDS" --seed "$SEED" "$@" \
@@ -84,11 +96,35 @@ queue_side() {
   ((rc == 0)) || fail "the $GANG_SIDE driver failed (exit $rc): $(tail -n 5 "$GANG_OUT/$GANG_SIDE.drive.log")"
   e2e_log "$GANG_SIDE: $(tail -n 1 "$GANG_OUT/$GANG_SIDE.drive.log")"
   [[ $GANG_SIDE != muster ]] || queue_status_check
-  gang_end_side
+  if [[ $GANG_SIDE == kueue ]]; then gang_kueue_end; else gang_end_side; fi
+}
+
+# queue_kueue_queues: Kueue's ClusterQueue and LocalQueue per queue, the
+# quotas the cluster split 1:2:4, all active before the driver starts.
+queue_kueue_queues() {
+  local queue cpu memory gpu weights=q1=1,q2=2,q4=4 w
+  while read -r queue cpu memory gpu; do
+    w=${weights#*"$queue"=}
+    w=${w%%,*}
+    sed -e "s|@QUEUE@|$queue|" -e "s|@WEIGHT@|$w|" -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" \
+      -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$E2E_NS|" "$GANG_LIB_DIR/fixtures/kueue-fairshare.yaml" |
+      "$MUSTER_KUBECTL" apply -f - >/dev/null || fail "creating Kueue's queue $queue failed"
+    e2e_log "kueue: ClusterQueue $queue (weight $w; nominal cpu $cpu, memory $memory, nvidia.com/gpu $gpu)"
+  done < <("$MUSTER_KUBECTL" get nodes -o json | python3 "$GANG_LIB_DIR/kueue_workloads.py" --split "$weights")
+  wait_for "Kueue's LocalQueues active" 60 queue_kueue_active
+}
+queue_kueue_active() {
+  local q
+  for q in q1 q2 q4; do
+    [[ $(k get localqueue "$q" -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]] || return 1
+  done
 }
 
 if gang_has_side stock; then
   queue_side stock --scheduler default-scheduler
+fi
+if gang_has_side kueue; then
+  queue_side kueue --scheduler default-scheduler --kueue
 fi
 if gang_has_side muster; then
   gang_start_muster

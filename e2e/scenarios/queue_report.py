@@ -82,7 +82,8 @@ from harness.figures import jain, mean
 from harness.recording import read_log
 # The workload and driver, re-exported: the tests and main use them as queue_report.X.
 from queue_driver import (CPU, GPU, MAX_GANG, MESSAGE, RESOURCES, Backlog, Driver, epoch,  # noqa: F401
-                          gang_objects, gang_sequence, needs_more, parse_weights, queues_list, request)
+                          gang_objects, gang_sequence, kueue_reclaim, needs_more, parse_weights, queues_list,
+                          request)
 
 # How much older than its eviction muster's view of a victim's queue may be:
 # the gang controller's pass works on a snapshot of its watch cache.
@@ -272,11 +273,10 @@ class Run:
         """(item, when the victim went, its members bound then) for one
         Event; the members are None when the victim is unknown."""
         t = event_time(r)
-        m = MESSAGE.match(r.get("message", ""))
+        by, for_gang, well_formed = reclaim_source(r)
         victim = self.gangs.get(r.get("victim"))
         item = {"t": round(t - self.t0, 2), "victim": r.get("victim"), "message": r.get("message"),
-                "wellFormed": bool(m) and r.get("objectKind") == "PodGroup", "by": m.group(1) if m else None,
-                "forGang": m.group(3) if m else None, "victimQueue": victim and victim["queue"]}
+                "wellFormed": well_formed, "by": by, "forGang": for_gang, "victimQueue": victim and victim["queue"]}
         if victim is None:
             item.update(whole=False, lost=0, kept=0)
             return item, t, None
@@ -318,6 +318,17 @@ class Run:
         """What `queue` holds at t without `gangs`."""
         everything, of_gangs = self.alloc_at(t, queue), self.alloc_at(t, queue, gangs)
         return {res: everything[res] - of_gangs[res] for res in RESOURCES}
+
+
+def reclaim_source(rec):
+    """(preemptor's queue, its gang, well formed?) of a reclaim record:
+    muster's GangReclaimed Event on the victim's PodGroup names them in its
+    message; the driver wrote them out of a Kueue PreemptedWorkload Event
+    (on the preemptor's Workload) as fields."""
+    if rec.get("objectKind") == "Workload":
+        return rec.get("by"), rec.get("forGang"), bool(rec.get("by") and rec.get("victim"))
+    m = MESSAGE.match(rec.get("message", ""))
+    return (m.group(1) if m else None), (m.group(3) if m else None), bool(m) and rec.get("objectKind") == "PodGroup"
 
 
 def event_time(rec):
@@ -562,6 +573,7 @@ def main(argv):
     d.add_argument("--seconds", type=float, required=True)
     d.add_argument("--scheduler", default="volcano")
     d.add_argument("--gated", action="store_true")
+    d.add_argument("--kueue", action="store_true", help="gangs as Kueue pod groups of LocalQueues named as the queues")
     d.add_argument("--seed", type=int, default=6)
     d.add_argument("--weights", default="q1=1,q2=2,q4=4")
     d.add_argument("--late", default="q4", help="queues with demand only from the change (comma-separated)")

@@ -230,6 +230,27 @@ class AnalyzeTest(unittest.TestCase):
         msgs = [m for m in qr.checks(fig, 100, 0, 1e9) if m.startswith("victims:")]
         self.assertEqual(len(msgs), 2, msgs)
 
+    def test_kueue_preemptions_are_judged_like_muster_reclaims(self):
+        # The driver turns Kueue's PreemptedWorkload Events (on the
+        # preemptor's Workload) into reclaim records with explicit fields.
+        def kueue_reclaims(log):
+            for victim, t in (("q1-c", 24.0), ("q2-b", 24.0)):
+                log.evict_gang(victim, t)
+                log.records.append({"kind": "reclaim", "uid": f"{victim}-{t}", "count": 1, "objectKind": "Workload",
+                                    "victim": victim, "by": "q4", "forGang": "q4-a", "at": t, "t": t + 1.5,
+                                    "message": f"Preempted workload ns/{victim} (UID: u) in ClusterQueue q; ..."})
+
+        fig = qr.analyze(fair_run(reclaim=False, extra=kueue_reclaims).records)
+        self.assertEqual(fig["malformed"], [])
+        self.assertEqual(fig["unannouncedEvictions"], [])
+        self.assertEqual([(r["victim"], r["by"], r["forGang"], r["victimQueue"]) for r in fig["reclaims"]],
+                         [("q1-c", "q4", "q4-a", "q1"), ("q2-b", "q4", "q4-a", "q2")])
+        # A Kueue record the driver could not attribute stays malformed.
+        fig = qr.analyze(fair_run(reclaim=False, extra=lambda log: log.records.append(
+            {"kind": "reclaim", "uid": "x", "count": 1, "objectKind": "Workload", "victim": None,
+             "message": "Preempted ...", "at": 24.0, "t": 25.0})).records)
+        self.assertEqual(fig["malformed"], ["Preempted ..."])
+
     def test_eviction_after_the_drive_is_not_judged(self):
         # The driver reads the Events last at drive-end (40 s); the recorder
         # runs on, so a reclaim's Event after it is never read.
@@ -365,6 +386,27 @@ class WorkloadTest(unittest.TestCase):
                                 "default-scheduler", False)
         self.assertNotIn("schedulingGates", stock[1]["spec"])
         self.assertEqual(stock[1]["spec"]["containers"][0]["resources"]["limits"][GPU], "2")
+
+    def test_kueue_gang_objects_are_a_pod_group_of_the_queue(self):
+        pods = qr.gang_objects("q4-0002", "q4", {"pods": 2, "gpus": 1, "cpu": 2000, "work": 20},
+                               "default-scheduler", False, kueue=True)
+        self.assertEqual([p["kind"] for p in pods], ["Pod", "Pod"], "no PodGroup")
+        for p in pods:
+            self.assertEqual(p["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "q4")
+            self.assertEqual(p["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"], "q4-0002")
+            self.assertEqual(p["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"], "2")
+
+    def test_kueue_reclaim_from_a_preempted_workload_event(self):
+        gangs = {"q4-0001": {"queue": "q4"}}
+        event = {"involvedObject": {"kind": "Workload", "name": "q4-0001"},
+                 "message": "Preempted workload ns/q1-0007 (UID: 1-2) in ClusterQueue q1; preemptor effective "
+                            "priority: 0 (base: 0, boost: 0); preemptee effective priority: 0 (base: 0, boost: 0)"}
+        self.assertEqual(qr.kueue_reclaim(event, gangs),
+                         {"victim": "q1-0007", "by": "q4", "forGang": "q4-0001", "victimClusterQueue": "q1"})
+        for odd in (dict(event, message="Preempted to accommodate a workload"),
+                    dict(event, involvedObject={"kind": "Workload", "name": "unknown"})):
+            with self.subTest(event=odd):
+                self.assertIsNone(qr.kueue_reclaim(odd, gangs))
 
     def test_backlog_tracks_pending_pods(self):
         b = qr.Backlog()

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Kueue's side of the gang scenarios (stdlib only).
+
+Usage:
+  kueue_workloads.py --capacity < nodes.json
+      Print the nodes' summed allocatable as "CPU MEMORY GPU" (Kueue
+      quantities: millicores, bytes, count) - the ClusterQueue's quota.
+  kueue_workloads.py --split Q=W,... < nodes.json
+      Split it by the weights: one line "Q CPU MEMORY GPU" per queue, each
+      resource in whole units (millicores, bytes, GPUs) by largest remainder,
+      so the queues' nominal quotas add up to exactly the cluster.
+  kueue_workloads.py WORKLOADS.json
+      Summarise a `kubectl get workloads.kueue.x-k8s.io -o json` list: how
+      many Workloads Kueue made, admitted, finished, and how often it evicted
+      one (waitForPodsReady timeouts, preemption) - Kueue's admissions as its
+      own objects record them.
+"""
+import json
+import re
+import sys
+
+SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+          "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def quantity(text, milli=False):
+    """A Kubernetes quantity as an integer (in thousandths when milli)."""
+    m = re.fullmatch(r"([0-9.]+)(m|[kMGT]i?|)", text)
+    if not m:
+        raise ValueError(f"unsupported quantity {text!r}")
+    number, unit = float(m.group(1)), m.group(2)
+    if unit == "m":
+        return round(number) if milli else round(number / 1000)
+    value = number * SUFFIX[unit]
+    return round(value * 1000) if milli else round(value)
+
+
+def capacity(nodes):
+    cpu = memory = gpu = 0
+    for node in nodes.get("items", []):
+        alloc = node.get("status", {}).get("allocatable", {})
+        cpu += quantity(alloc.get("cpu", "0"), milli=True)
+        memory += quantity(alloc.get("memory", "0"))
+        gpu += quantity(alloc.get("nvidia.com/gpu", "0"))
+    return f"{cpu}m", str(memory), str(gpu)
+
+
+def split(total, weights):
+    """Integer parts of `total` proportional to `weights` (a dict), adding up
+    to `total`: floors, then the largest remainders get one more."""
+    whole = sum(weights.values())
+    exact = {q: total * w / whole for q, w in weights.items()}
+    parts = {q: int(x) for q, x in exact.items()}
+    for q in sorted(exact, key=lambda q: exact[q] - parts[q], reverse=True)[:total - sum(parts.values())]:
+        parts[q] += 1
+    return parts
+
+
+def split_capacity(nodes, weights):
+    cpu, memory, gpu = (int(v.rstrip("m")) for v in capacity(nodes))
+    parts = [split(total, weights) for total in (cpu, memory, gpu)]
+    return [(q, f"{parts[0][q]}m", str(parts[1][q]), str(parts[2][q])) for q in weights]
+
+
+def condition(workload, kind):
+    for c in workload.get("status", {}).get("conditions", []):
+        if c.get("type") == kind:
+            return c
+    return {}
+
+
+def summary(workloads):
+    items = workloads.get("items", [])
+    admitted = sum(1 for w in items if w.get("status", {}).get("admission"))
+    finished = sum(1 for w in items if condition(w, "Finished").get("status") == "True")
+    evictions = sum(int(w.get("status", {}).get("requeueState", {}).get("count", 0)) for w in items)
+    evicted_now = sum(1 for w in items if condition(w, "Evicted").get("status") == "True")
+    return (f"{len(items)} Workloads, {admitted} admitted now, {finished} finished, "
+            f"{evictions} requeues after eviction, {evicted_now} evicted now")
+
+
+def main(argv):
+    if argv[1:] == ["--capacity"]:
+        print(*capacity(json.load(sys.stdin)))
+        return 0
+    if len(argv) == 3 and argv[1] == "--split":
+        weights = {q: int(w) for q, _, w in (part.partition("=") for part in argv[2].split(","))}
+        for line in split_capacity(json.load(sys.stdin), weights):
+            print(*line)
+        return 0
+    if len(argv) == 2 and not argv[1].startswith("-"):
+        with open(argv[1]) as f:
+            print(summary(json.load(f)))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
