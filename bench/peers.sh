@@ -35,16 +35,20 @@
 #                  muster alternating, RUNS runs each; plain pods have no gang,
 #                  so the upstream column repeats the stock one)
 #   5. gang wait   bench/gang_wait.sh (60 gangs of 2-100 pods, capacity free)
+#   6. fairshare   e2e/scenarios/queue_fairshare.sh, RUNS times: queues 1:2:4
+#                  kept saturating 16 x (8 GPUs, 32 cpu) for 180 s, the third
+#                  from 60 s; sides stock, kueue, muster (upstream has no
+#                  queues)
 # Then bench/peers_report.py prints one table per workload (medians and
 # [min-max] over runs) and writes OUT/peers.json.
 #
 # usage: bench/peers.sh [--muster BIN] [--runs R] [--only "deadlock burst ..."] [--out DIR]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
 #   R     runs of the gang workloads 1-3 and of the plain-pod throughput (default 3)
-#   --only  a subset of: deadlock burst preemption throughput wait
+#   --only  a subset of: deadlock burst preemption throughput wait fairshare
 #   DIR   where everything goes (default ${TMPDIR:-/tmp}/muster-peers)
 # Needs Kubernetes >= 1.37 (MUSTER_K8S_VERSION, default v1.37.2). About
-# 60 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails on muster's own checks is reported
+# 95 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails on muster's own checks is reported
 # and the others still run; the exit code is 1 then.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,7 +59,7 @@ SCENARIOS=$REPO/e2e/scenarios
 
 muster=''
 runs=3
-only='deadlock burst preemption throughput wait'
+only='deadlock burst preemption throughput wait fairshare'
 out=${TMPDIR:-/tmp}/muster-peers
 while (($#)); do
   case $1 in
@@ -86,11 +90,12 @@ mkdir -p "$out"
 failed=()
 wants() { [[ " $only " == *" $1 "* ]]; }
 
-# gang_scenario NAME OUTDIR: one gang scenario with all four sides.
+# gang_scenario NAME OUTDIR [SIDES]: one gang scenario with all four sides
+# (or SIDES).
 gang_scenario() {
-  local name=$1 dir=$2 t0=$SECONDS
+  local name=$1 dir=$2 sides=${3:-stock upstream kueue muster} t0=$SECONDS
   log "$name -> $dir"
-  if GANG_SIDES="stock upstream kueue muster" MUSTER_BIN=$muster MUSTER_GANG_OUT=$dir \
+  if GANG_SIDES=$sides MUSTER_BIN=$muster MUSTER_GANG_OUT=$dir \
     "$SCENARIOS/$name.sh" >"$dir.log" 2>&1; then
     log "$name: done in $((SECONDS - t0)) s"
   else
@@ -100,7 +105,7 @@ gang_scenario() {
 }
 
 # Kueue is built once, before any clock starts (a cold build takes minutes).
-if wants deadlock || wants burst || wants preemption; then
+if wants deadlock || wants burst || wants preemption || wants fairshare; then
   "$REPO/e2e/cluster/build-components.sh" --kueue >"$out/build-kueue.log" 2>&1 ||
     { log "building Kueue failed (see $out/build-kueue.log)"; exit 1; }
 fi
@@ -128,6 +133,9 @@ if wants wait; then
   log "gang wait -> $out/gang-wait"
   "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --out "$out/gang-wait" \
     >"$out/gang-wait.log" 2>&1 || { log "gang wait: muster did not bring every gang to minMember"; failed+=(gang-wait); }
+fi
+if wants fairshare; then
+  for ((r = 1; r <= runs; r++)); do gang_scenario queue_fairshare "$out/fairshare-$r" "stock kueue muster"; done
 fi
 log "all workloads in $((SECONDS - start)) s; load average $(cut -d' ' -f1-3 /proc/loadavg) (before: $load0)"
 

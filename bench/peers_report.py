@@ -91,6 +91,14 @@ def wait_figures(side):
     }
 
 
+# Below this share of a side's evictions named by an Event, the figures
+# judged from its Events (victims whole, floor, flip-flops) are left out:
+# they would judge a sample. Kueue's PreemptedWorkload Events named 36 of 181
+# evicted gangs in a fair-share run (late and dropped under load).
+MIN_EVENT_COVERAGE = 0.95
+EVENT_ROWS = ("notWhole", "belowTarget", "flipFlops")
+
+
 def fair_figures(fig):
     """One side's queue_report.py figures as FAIR_ROWS' values."""
     windows = fig.get("windows", {}).values()
@@ -101,13 +109,17 @@ def fair_figures(fig):
         return max(values) if values else None
 
     jains = [w["jainMedian"] for w in windows if w.get("jainMedian") is not None]
-    return {
+    out = {
         "deviationMedianMax": worst("deviationMedian"), "deviationP90Max": worst("deviationP90"),
         "jainMin": min(jains) if jains else None, "convergeSeconds": fig.get("convergeSeconds"),
-        "victimPods": fig.get("victimPods"), "notWhole": len(fig.get("notWhole") or []),
+        "evictedGangs": fig.get("evictedGangs"), "evictedPods": fig.get("evictedPods"),
+        "eventCoverage": fig.get("eventCoverage"), "notWhole": len(fig.get("notWhole") or []),
         "belowTarget": len(fig.get("belowTarget") or []), "flipFlops": len(fig.get("flipFlops") or []),
         "gpuUtil": fig.get("gpuUtil"), "partialGpuSeconds": fig.get("partialGpuSeconds"),
     }
+    if out["eventCoverage"] is not None and out["eventCoverage"] < MIN_EVENT_COVERAGE:
+        out.update(dict.fromkeys(EVENT_ROWS))
+    return out
 
 
 def runs_of(out, name):
@@ -150,10 +162,12 @@ FAIR_ROWS = [
     ("deviationP90Max", "|share - target| p90 %, worst queue and phase", True),
     ("jainMin", "Jain index (median), worse phase", False),
     ("convergeSeconds", "converged after the change, s", True),
-    ("victimPods", "pods evicted by reclaims", True),
-    ("notWhole", "victim gangs not evicted whole", True),
-    ("belowTarget", "reclaims that pushed a queue below target", True),
-    ("flipFlops", "flip-flops", True),
+    ("evictedGangs", "gangs evicted (pod log)", True),
+    ("evictedPods", "pods evicted (pod log)", True),
+    ("eventCoverage", "evictions named by an Event (fraction)", False),
+    ("notWhole", "victim gangs not evicted whole (Events)", True),
+    ("belowTarget", "reclaims that pushed a queue below target (Events)", True),
+    ("flipFlops", "flip-flops (Events)", True),
     ("gpuUtil", "GPU utilisation % (whole drive)", False),
     ("partialGpuSeconds", "GPU-s held below minMember (ramps incl.)", True),
 ]

@@ -86,17 +86,18 @@ class PeersReportTest(unittest.TestCase):
         self.assertEqual(plain["muster"]["podsPerSecond"][0], 90.0)
 
     def test_fair_share_worst_queue_and_phase(self):
-        def fair_side(dev, jain, converge, victims=0, not_whole=(), flips=()):
+        def fair_side(dev, jain, converge, victims=0, not_whole=(), flips=(), coverage=1.0):
             queue = {"target": 33.3, "shareMedian": 33.0, "deviationMedian": dev, "deviationP90": 2 * dev}
             windows = {"phase 1": {"queues": {"q1": queue, "q4": dict(queue, deviationMedian=None,
                                                                      deviationP90=None)}, "jainMedian": 0.999},
                        "phase 2": {"queues": {"q1": dict(queue, deviationMedian=dev + 1, deviationP90=dev + 3)},
                                    "jainMedian": jain}}
-            return {"windows": windows, "convergeSeconds": converge, "victimPods": victims,
-                    "notWhole": list(not_whole), "belowTarget": [], "flipFlops": list(flips), "gpuUtil": 90.0,
-                    "partialGpuSeconds": 4.0}
+            return {"windows": windows, "convergeSeconds": converge, "evictedGangs": victims, "evictedPods": 3 * victims,
+                    "eventCoverage": coverage, "notWhole": list(not_whole), "belowTarget": [],
+                    "flipFlops": list(flips), "gpuUtil": 90.0, "partialGpuSeconds": 4.0}
         self.write("fairshare-1/figures.json", {"figures": {
-            "kueue": fair_side(3.0, 0.95, 41.0, victims=30, flips=["a then b"]),
+            "kueue": fair_side(3.0, 0.95, 41.0, victims=30, flips=["a then b"], coverage=0.96),
+            "stock": fair_side(9.0, 0.7, None, flips=["x"], coverage=0.2),
             "muster": fair_side(1.0, 0.998, 24.0, victims=12)}})
         stats = pr.combine(pr.runs_of(self.out, "fairshare"))
         self.assertEqual(stats["kueue"]["deviationMedianMax"][0], 4.0, "phase 2's q1 is the worst")
@@ -105,6 +106,10 @@ class PeersReportTest(unittest.TestCase):
         self.assertEqual(stats["kueue"]["flipFlops"][0], 1)
         self.assertEqual(pr.best(stats, "convergeSeconds", lower=True), "muster")
         self.assertEqual(pr.best(stats, "jainMin", lower=False), "muster")
+        self.assertEqual(stats["kueue"]["evictedPods"][0], 90)
+        # Events naming a fifth of the evictions judge nothing: left out.
+        self.assertNotIn("flipFlops", stats["stock"])
+        self.assertEqual(stats["stock"]["evictedGangs"][0], 0)
 
     def test_a_workload_without_figures_prints_dashes(self):
         text, stats = pr.table("deadlock", pr.runs_of(self.out, "deadlock"), pr.GANG_ROWS)

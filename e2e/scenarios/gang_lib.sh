@@ -226,6 +226,9 @@ gang_kueue_begin() {
 gang_kueue_end() {
   k get workloads.kueue.x-k8s.io -o json >"$GANG_OUT/kueue-workloads.json" || true
   e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" "$GANG_OUT/kueue-workloads.json")"
+  gang_stop_recorder
+  k delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" --release "$MUSTER_E2E_DIR" "$E2E_NS")"
   gang_end_side
 }
 

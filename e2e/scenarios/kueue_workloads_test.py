@@ -58,6 +58,15 @@ class SplitTest(unittest.TestCase):
                          [("a", "32000m", "7", "8"), ("b", "32000m", "7", "8")])
 
 
+class ReleaseTest(unittest.TestCase):
+    def test_only_pods_kueue_still_holds(self):
+        def pod(name, finalizers):
+            return {"metadata": {"name": name, "finalizers": finalizers}}
+        pods = {"items": [pod("a", ["kueue.x-k8s.io/managed"]), pod("b", None), pod("c", ["other"]),
+                          pod("d", ["other", "kueue.x-k8s.io/managed"])]}
+        self.assertEqual(kw.held(pods), ["a", "d"])
+
+
 class SummaryTest(unittest.TestCase):
     def test_counts_admissions_finishes_and_evictions(self):
         items = [workload(finished=True), workload(requeues=2), workload(admitted=False, evicted=True, requeues=1)]

@@ -438,9 +438,14 @@ def reclaim_figures(run, flip_window):
     # while the recorder sees pods until the side ends (a reclaim in that
     # last second had its Event unread and failed the check).
     announced = {r["victim"] for r in rec}
-    evicted = {p["gang"] for p in run.pods
-               if p["life"] and p["life"].outcome == "evicted" and p["release"] <= run.t_stop}
+    evicted_pods = [p for p in run.pods if p["life"] and p["life"].outcome == "evicted" and p["release"] <= run.t_stop]
+    evicted = {p["gang"] for p in evicted_pods}
     fig["unannouncedEvictions"] = sorted(evicted - announced)
+    # From the pod log alone, whoever evicted: what the Events' judgement
+    # above covers (a peer whose Events are late or dropped - Kueue's - is
+    # judged on the share of its evictions they name).
+    fig["evictedGangs"], fig["evictedPods"] = len(evicted), len(evicted_pods)
+    fig["eventCoverage"] = round(len(evicted & announced) / len(evicted), 3) if evicted else None
     return fig
 
 
@@ -496,6 +501,8 @@ def rows(figs):
                        ("partialGpuMean", "  GPUs they hold, mean"), ("partialCpuMean", "  cpus they hold, mean"),
                        ("partialGpuSeconds", "partial GPU-s (gang_report)"),
                        ("neverAssembledGpuSeconds", "GPU-s held by gangs never whole"),
+                       ("evictedGangs", "gangs evicted (pod log)"), ("evictedPods", "  pods"),
+                       ("eventCoverage", "  named by a reclaim Event (fraction)"),
                        ("reclaimCount", "reclaims (GangReclaimed Events)"), ("victimPods", "  pods evicted by them"),
                        ("notWhole", "  victims not evicted whole"),
                        ("floorMarginMin", "  victim queue share after - target, min %"),

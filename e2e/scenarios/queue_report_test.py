@@ -201,6 +201,7 @@ class AnalyzeTest(unittest.TestCase):
         self.assertEqual(fig["convergeSeconds"], 5.0)  # q4-a bound at 25 s
         self.assertEqual(fig["reclaimCount"], 2)
         self.assertEqual(fig["victimPods"], 7)
+        self.assertEqual((fig["evictedGangs"], fig["evictedPods"], fig["eventCoverage"]), (2, 7, 1.0))
         self.assertEqual(fig["partialGangsMax"], 0)
 
     def test_unfair_run_fails_deviation_jain_and_converge(self):
@@ -227,6 +228,8 @@ class AnalyzeTest(unittest.TestCase):
         fig = qr.analyze(fair_run(reclaim=False, extra=odd).records)
         self.assertEqual(fig["malformed"], ["reclaimed for q4"])
         self.assertEqual(fig["unannouncedEvictions"], ["q1-c"])
+        # Seen in the pod log whatever the Events say: one of two evictions named.
+        self.assertEqual((fig["evictedGangs"], fig["evictedPods"], fig["eventCoverage"]), (2, 7, 0.5))
         msgs = [m for m in qr.checks(fig, 100, 0, 1e9) if m.startswith("victims:")]
         self.assertEqual(len(msgs), 2, msgs)
 
