@@ -48,8 +48,9 @@
 #   --only  a subset of: deadlock burst preemption throughput wait fairshare
 #   DIR   where everything goes (default ${TMPDIR:-/tmp}/muster-peers)
 # Needs Kubernetes >= 1.37 (MUSTER_K8S_VERSION, default v1.37.2). About
-# 95 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails on muster's own checks is reported
-# and the others still run; the exit code is 1 then.
+# 95 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails
+# on muster's own checks is reported and the others still run; the exit code
+# is 1 then.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
