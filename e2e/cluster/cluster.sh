@@ -931,6 +931,26 @@ json.dump(config, sys.stdout)
   echo "pod webhook registered: https://127.0.0.1:$port/mutate-pods"
 }
 
+# sign_server_cert PKI NAME CN SAN: PKI/NAME.key and PKI/NAME.crt, a
+# serving certificate (serverAuth, subjectAltName SAN) signed by PKI/ca.
+# Fails when openssl does.
+sign_server_cert() {
+  local pki=$1 name=$2 cn=$3 san=$4
+  (
+    cd "$pki" || exit 1
+    umask 077
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$name.key" 2>/dev/null &&
+      openssl req -new -key "$name.key" -subj "/CN=$cn" -out "$name.csr" 2>/dev/null &&
+      printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+        'extendedKeyUsage=serverAuth' "subjectAltName=$san" >"$name.ext" &&
+      openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+        -extfile "$name.ext" -out "$name.crt" 2>/dev/null
+    local rc=$?
+    rm -f "$name.csr" "$name.ext" ca.srl
+    exit "$rc"
+  )
+}
+
 write_pki() { # dir
   local pki=$1/pki
   mkdir -p "$pki"
@@ -940,14 +960,8 @@ write_pki() { # dir
     key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
     key ca.key
     openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=muster-e2e-ca" -out ca.crt 2>/dev/null
-    key apiserver.key
-    openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr 2>/dev/null
-    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
-      'extendedKeyUsage=serverAuth' \
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1' \
-      >server.ext
-    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
-      -extfile server.ext -out apiserver.crt 2>/dev/null
+    sign_server_cert . apiserver kube-apiserver \
+      IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1
     key admin.key
     # O=system:masters: cluster-admin without any RBAC objects.
     openssl req -new -key admin.key -subj "/O=system:masters/CN=muster-e2e-admin" -out admin.csr 2>/dev/null
@@ -957,12 +971,7 @@ write_pki() { # dir
       -extfile client.ext -out admin.crt 2>/dev/null
     # The extender's pod webhook (MUSTER_GANG_WEBHOOK=1), called by the API
     # server at https://127.0.0.1:<port webhook>.
-    key webhook.key
-    openssl req -new -key webhook.key -subj "/CN=muster-webhook" -out webhook.csr 2>/dev/null
-    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
-      'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1' >webhook.ext
-    openssl x509 -req -in webhook.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
-      -extfile webhook.ext -out webhook.crt 2>/dev/null
+    sign_server_cert . webhook muster-webhook IP:127.0.0.1
     key sa.key
     openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
     rm -f ./*.csr ./*.ext ./*.srl

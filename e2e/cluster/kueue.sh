@@ -1,5 +1,5 @@
 # Kueue as a peer in the harness (cluster.sh up --peer kueue; sourced by
-# cluster.sh, uses its start/record/wait_until/log/die). Kueue's
+# cluster.sh, uses its start/record/wait_until/sign_server_cert/log/die). Kueue's
 # controller-manager runs as a plain process against the cluster's apiserver,
 # recorded like every other process, so `down` stops it by PID. It admits
 # and ungates pods of namespaces labelled kueue-peer=true; the stock
@@ -24,17 +24,8 @@ readonly KUEUE_METRICS_CERTS=/etc/kueue/metrics/certs
 kueue_certs() {
   local pki=$1/pki
   mkdir -p "$pki/kueue"
-  (
-    cd "$pki" || exit 1
-    umask 077
-    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out kueue/tls.key 2>/dev/null
-    openssl req -new -key kueue/tls.key -subj "/CN=kueue-webhook" -out kueue.csr 2>/dev/null
-    printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
-      'extendedKeyUsage=serverAuth' 'subjectAltName=IP:127.0.0.1,DNS:localhost' >kueue.ext
-    openssl x509 -req -in kueue.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
-      -extfile kueue.ext -out kueue/tls.crt 2>/dev/null
-    rm -f kueue.csr kueue.ext ca.srl
-  )
+  sign_server_cert "$pki" kueue/tls kueue-webhook IP:127.0.0.1,DNS:localhost ||
+    die "could not make Kueue's serving certificate"
   if [[ -e $KUEUE_METRICS_CERTS ]]; then
     die "$KUEUE_METRICS_CERTS exists: another cluster runs Kueue (or a crashed one left it: remove it)"
   fi

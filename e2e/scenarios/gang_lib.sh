@@ -226,10 +226,12 @@ gang_kueue_begin() {
 gang_kueue_end() {
   k get workloads.kueue.x-k8s.io -o json >"$GANG_OUT/kueue-workloads.json" || true
   e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" "$GANG_OUT/kueue-workloads.json")"
-  gang_stop_recorder
-  k delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  gang_end_side gang_kueue_release
+}
+# gang_kueue_release: drop Kueue's finalizer from the side's deleted pods
+# (Kueue lets them go one pod group at a time; the measurement is over).
+gang_kueue_release() {
   e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" --release "$MUSTER_E2E_DIR" "$E2E_NS")"
-  gang_end_side
 }
 
 # gang_kueue_queues: the ClusterQueue (quota: the nodes' allocatable) and the
@@ -241,11 +243,15 @@ gang_kueue_queues() {
   sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$E2E_NS|" \
     "$GANG_LIB_DIR/fixtures/kueue-gangs.yaml" | "$MUSTER_KUBECTL" apply -f - >/dev/null ||
     fail "creating Kueue's queues failed"
-  wait_for "Kueue's LocalQueue gangs active" 60 gang_kueue_queue_active
+  wait_for "Kueue's LocalQueue gangs active" 60 kueue_queues_active gangs
   e2e_log "kueue: ClusterQueue gangs (cpu $cpu, memory $memory, nvidia.com/gpu $gpu), LocalQueue $E2E_NS/gangs"
 }
-gang_kueue_queue_active() {
-  [[ $(k get localqueue gangs -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]]
+# kueue_queues_active LOCALQUEUE...: every one of the side's LocalQueues is Active.
+kueue_queues_active() {
+  local q
+  for q in "$@"; do
+    [[ $(k get localqueue "$q" -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]] || return 1
+  done
 }
 
 # gang_kueue_managed: every pod of the side went through Kueue's webhook
@@ -327,13 +333,15 @@ gang_stop_recorder() {
   GANG_RECORDER=
 }
 
-# gang_end_side: stop the recorder, delete the side's pods (freeing their GPUs
-# for the next side) and its namespace.
+# gang_end_side [CMD...]: stop the recorder, delete the side's pods (freeing
+# their GPUs for the next side) and its namespace. CMD runs once the pods are
+# marked for deletion, before waiting for them to go (a peer's finalizers).
 gang_end_side() {
   gang_stop_recorder
   e2e_log "side $GANG_SIDE: $(gang_status)"
   rm -f "$GANG_OUT/$GANG_SIDE".{ready,stop,status}
   k delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  (($# == 0)) || "$@"
   wait_for "the $GANG_SIDE pods gone" 120 gang_no_pods
   "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
   E2E_NS=
