@@ -22,6 +22,8 @@ Standard library only.
 import json
 import sys
 
+from harness.cluster import quantity  # same directory: a Kubernetes quantity as an integer
+
 FRACTION = "muster.io/gpu-fraction"
 REGISTER = "volcano.sh/node-vgpu-register"
 TERMINAL = ("Succeeded", "Failed")
@@ -67,18 +69,6 @@ def registration(node):
         if len(fields) >= 6:
             out[fields[0]] = {"memory": int(fields[2]), "split": int(fields[1])}
     return out
-
-
-SUFFIXES = {"k": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
-
-
-def quantity(text):
-    """A whole-number Kubernetes quantity ("2k", "3000", "1Ki")."""
-    text = str(text)
-    for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if text.endswith(suffix):
-            return int(text[:-len(suffix)]) * SUFFIXES[suffix]
-    return int(text)
 
 
 def limit(container, resource):

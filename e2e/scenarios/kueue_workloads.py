@@ -22,37 +22,19 @@ Usage:
       and the measurement is over by then. Prints how many it released.
 """
 import json
-import re
 import sys
 
 from harness import cluster  # same directory: the scenarios' API client
+from harness.cluster import quantity  # noqa: F401  (kueue_workloads.quantity in the tests)
 
 FINALIZER = "kueue.x-k8s.io/managed"
 
-SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-          "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-
-
-def quantity(text, milli=False):
-    """A Kubernetes quantity as an integer (in thousandths when milli)."""
-    m = re.fullmatch(r"([0-9.]+)(m|[kMGT]i?|)", text)
-    if not m:
-        raise ValueError(f"unsupported quantity {text!r}")
-    number, unit = float(m.group(1)), m.group(2)
-    if unit == "m":
-        return round(number) if milli else round(number / 1000)
-    value = number * SUFFIX[unit]
-    return round(value * 1000) if milli else round(value)
-
-
 def capacity(nodes):
-    cpu = memory = gpu = 0
-    for node in nodes.get("items", []):
-        alloc = node.get("status", {}).get("allocatable", {})
-        cpu += quantity(alloc.get("cpu", "0"), milli=True)
-        memory += quantity(alloc.get("memory", "0"))
-        gpu += quantity(alloc.get("nvidia.com/gpu", "0"))
-    return f"{cpu}m", str(memory), str(gpu)
+    items = nodes.get("items", [])
+
+    def total(resource, milli=False):
+        return sum(cluster.node_allocatable(n, resource, lambda q: quantity(q, milli)) for n in items)
+    return f"{total('cpu', milli=True)}m", str(total("memory")), str(total("nvidia.com/gpu"))
 
 
 def split(total, weights):

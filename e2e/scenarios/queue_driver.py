@@ -50,8 +50,7 @@ def queues_list(weights):
 
 
 def millicores(q):
-    q = str(q)
-    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+    return cluster.quantity(q, milli=True)
 
 
 def gang_sequence(seed, queue, capacity):

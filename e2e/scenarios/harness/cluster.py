@@ -14,6 +14,7 @@ may be shared by threads; a connection (http.client) belongs to one thread.
 import http.client
 import json
 import os
+import re
 import ssl
 import time
 
@@ -182,6 +183,24 @@ def watch_present(connect, path, handler, on_open, on_error, **kwargs):
             handler(obj, time.monotonic())
 
     list_then_watch(connect, path, on_list, on_event, on_open, on_error, **kwargs)
+
+
+QUANTITY_SUFFIXES = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+                     "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def quantity(text, milli=False):
+    """A Kubernetes quantity ("500m", "2k", "64Gi", 5) as an integer, in
+    thousandths when milli (cpu in millicores). Raises ValueError on a form
+    it does not know (exponents), never guesses."""
+    m = re.fullmatch(r"([0-9.]+)(m|Ki|Mi|Gi|Ti|k|M|G|T|)", str(text))
+    if not m:
+        raise ValueError(f"unsupported quantity {text!r}")
+    number, unit = float(m.group(1)), m.group(2)
+    if unit == "m":
+        return round(number) if milli else round(number / 1000)
+    value = number * QUANTITY_SUFFIXES[unit]
+    return round(value * 1000) if milli else round(value)
 
 
 def node_allocatable(node, resource, parse=int):
