@@ -11,13 +11,17 @@ Subcommands:
       run time (whole seconds drawn from --run-seconds; kwok finishes each pod
       that long after it starts, via muster.io/run-seconds).
   run CLUSTER_DIR NAMESPACE WORKLOAD OUT --scheduler S [--gated]
-      [--await-inqueue S] [--timeout S]
+      [--upstream | --kueue QUEUE] [--await-inqueue S] [--timeout S]
       Watch the namespace's pods and PodGroups, then submit the workload on
       its schedule: per gang a PodGroup (minMember = size), then its pods
       (annotation scheduling.k8s.io/group-name, schedulerName S, with
       --gated the muster.io/gang scheduling gate). --await-inqueue: create a
       gang's pods only once its PodGroup is Inqueue (as muster's Job
-      reconciler does), waiting at most S seconds. Ends when every gang has
+      reconciler does), waiting at most S seconds. --upstream: each gang a
+      scheduling.k8s.io/v1beta1 Workload + PodGroup instead. --kueue: no
+      PodGroup; each gang a Kueue pod group of LocalQueue QUEUE (a gang of one
+      a plain Kueue pod: just the queue label), which Kueue's webhook gates
+      and Kueue admits. Ends when every gang has
       minMember pods bound, or --timeout seconds after the last arrival, and
       writes OUT (JSON): per gang the local receipt time of each pod's
       creation, gate removal and binding (spec.nodeName set) as the watch
@@ -29,7 +33,10 @@ Subcommands:
                     of a reconciler that creates pods once a gang is Inqueue)
         from Inqueue minMember-th bind - PodGroup seen Inqueue (muster only;
                     what muster_gang_wait_seconds measures, at pass granularity)
-        submit      minMember-th bind - PodGroup POST (what a user sees)
+        submit      minMember-th bind - PodGroup POST, or the gang's arrival
+                    when it has no PodGroup (--kueue) (what a user sees)
+        gangs/s     gangs at minMember per second, first pod created -> last
+                    bind (admissions per second, for a queueing peer)
         ramp        first bind - minMember-th bind of a gang
         gated runs: last pod created -> first gate lifted (muster's pass:
                     reservation and the patch), the gate lifts' spread, and
@@ -58,7 +65,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import cluster, figures, recording  # noqa: E402  e2e/scenarios/harness
 from harness.figures import parse_metrics, summary  # noqa: E402  (the percentiles every bench prints; /metrics pages)
 from placement import fake_gpu_pod_spec  # noqa: E402  (the e2e scenarios' fake pod)
-from gang_workload import GATE, GROUP, pod_group, upstream_gang  # noqa: E402  (the gang scenarios' PodGroups)
+from gang_workload import (  # noqa: E402  (the gang scenarios' PodGroups and Kueue's labels)
+    GATE, GROUP, KUEUE_GROUP, KUEUE_QUEUE, KUEUE_TOTAL, pod_group, upstream_gang)
 
 RUN = "muster.io/run-seconds"
 PG_API = "/apis/scheduling.volcano.sh/v1beta1"
@@ -93,19 +101,28 @@ def make_workload(args):
     return {"seed": args.seed, "gangs": gangs, "pods": sum(g["size"] for g in gangs), "gpus": total}
 
 
-def pod(gang, index, scheduler, gated, upstream=False):
+def pod(gang, index, scheduler, gated, upstream=False, kueue=None):
     """A member: of the Volcano PodGroup it names, or (upstream) of
-    Kubernetes' own PodGroup it joins through spec.schedulingGroup."""
+    Kubernetes' own PodGroup it joins through spec.schedulingGroup, or
+    (kueue) of a Kueue pod group of LocalQueue `kueue` - a plain Kueue pod
+    when the gang has one member. Kueue ignores the Volcano annotation, which
+    names the gang for the recorder."""
     spec = fake_gpu_pod_spec(scheduler, gang["gpus"], memory="64Mi")
-    annotations = {RUN: str(gang["run"])}
+    annotations, labels = {RUN: str(gang["run"])}, {}
     if gated:
         spec["schedulingGates"] = [{"name": GATE}]
     if upstream:
         spec["schedulingGroup"] = {"podGroupName": gang["name"]}
     else:
         annotations[GROUP] = gang["name"]
+    if kueue:
+        labels[KUEUE_QUEUE] = kueue
+        if gang["size"] > 1:
+            labels[KUEUE_GROUP] = gang["name"]
+            annotations[KUEUE_TOTAL] = str(gang["size"])
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{gang['name']}-{index}", "annotations": annotations},
+            "metadata": {"name": f"{gang['name']}-{index}", "annotations": annotations,
+                         **({"labels": labels} if labels else {})},
             "spec": spec}
 
 
@@ -178,7 +195,7 @@ def submit_gang(args, rec, gang, log):
                 post(box, api, f"{UPSTREAM_API}/namespaces/{ns}/{obj['kind'].lower()}s", obj)
             if box[0] is not None:
                 box[0].close()
-        else:
+        elif not args.kueue:
             post([None], api, f"{PG_API}/namespaces/{ns}/podgroups", pod_group(gang["name"], gang["size"]))
         entry["pgPosted"] = time.monotonic()
         if args.await_inqueue:
@@ -187,7 +204,7 @@ def submit_gang(args, rec, gang, log):
                                      time.monotonic() + args.await_inqueue)
             if gang["name"] not in rec.inqueue:
                 entry["inqueueTimeout"] = True
-        pods = [pod(gang, i, args.scheduler, args.gated, args.upstream) for i in range(gang["size"])]
+        pods = [pod(gang, i, args.scheduler, args.gated, args.upstream, args.kueue) for i in range(gang["size"])]
 
         def create(chunk):
             box = [None]
@@ -314,8 +331,10 @@ def analyze(result):
     all_created = [c for g in gangs for c in g["created"]]
     span = max(all_binds) - min(all_created) if all_binds and all_created else 0
     return {
-        # Pods bound per second, first pod created -> last bind (all gangs).
+        # Pods bound and gangs at minMember per second, first pod created ->
+        # last bind (all gangs).
         "podsPerSecond": round(len(all_binds) / span, 1) if span > 0 else None,
+        "gangsPerSecond": round(len(waits) / span, 2) if span > 0 else None,
         "gangs": len(gangs), "pods": sum(g["size"] for g in gangs),
         "gpus": sum(g["size"] * g["gpus"] for g in gangs),
         "assembled": len(waits), "leftPartial": left_partial, "unbound": unbound,
@@ -391,7 +410,8 @@ def report(args):
                      f"{' ' + ','.join(a['leftPartial']) if a['leftPartial'] else ''}; "
                      f"never bound {len(a['unbound'])}")
         lines.append(f"  wait (last pod created -> minMember bound): {fmt_summary(a['wait'])}")
-        lines.append(f"  throughput: {a['podsPerSecond']} pods bound/s (first pod created -> last bind)")
+        lines.append(f"  throughput: {a['podsPerSecond']} pods bound/s, {a['gangsPerSecond']} gangs at minMember/s"
+                     " (first pod created -> last bind)")
         if a["fromInqueue"]["n"]:
             lines.append(f"  from Inqueue -> minMember bound:          {fmt_summary(a['fromInqueue'])}")
         lines.append(f"  submit (PodGroup POST) -> minMember bound:  {fmt_summary(a['fromSubmit'])}")
@@ -457,8 +477,10 @@ def main(argv):
     r.add_argument("out")
     r.add_argument("--scheduler", required=True)
     r.add_argument("--gated", action="store_true")
-    r.add_argument("--upstream", action="store_true",
-                   help="gangs as Kubernetes' own Workload + PodGroup (scheduling.k8s.io/v1beta1)")
+    peer = r.add_mutually_exclusive_group()
+    peer.add_argument("--upstream", action="store_true",
+                      help="gangs as Kubernetes' own Workload + PodGroup (scheduling.k8s.io/v1beta1)")
+    peer.add_argument("--kueue", metavar="QUEUE", help="gangs as Kueue pod groups of this LocalQueue")
     r.add_argument("--await-inqueue", type=float, default=0)
     r.add_argument("--timeout", type=float, default=120)
     p = sub.add_parser("report")

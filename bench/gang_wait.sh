@@ -6,7 +6,7 @@
 #
 # usage: bench/gang_wait.sh [--muster BIN] [--gangs G] [--seed N] [--sizes S,S,...]
 #                           [--interval LO,HI] [--max-gpus M]
-#                           [--sides "stock upstream muster"] [--cluster FILE]
+#                           [--sides "stock upstream kueue muster"] [--cluster FILE]
 #                           [--dir DIR] [--out DIR]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
 #   G     gangs (default 60), N the workload's seed (default 5), S the gang
@@ -34,6 +34,13 @@
 #           PodGroup (gang minCount), then its pods, schedulerName
 #           default-scheduler joining it through spec.schedulingGroup; also
 #           before the extender starts.
+#   kueue   (with --sides containing it; the cluster comes up with
+#           `--peer kueue`, Kueue built by build-components.sh --kueue)
+#           Kueue v0.17 admitting each gang as a pod group (a gang of one as
+#           a plain pod) of one ClusterQueue holding the cluster
+#           (e2e/scenarios/fixtures/kueue-gangs.yaml), in a namespace
+#           labelled kueue-peer=true; the stock kube-scheduler places what it
+#           ungates. Also before the extender starts.
 #   muster  then `cluster.sh extender start`: per gang the PodGroup, and once
 #           muster has it Inqueue (as muster's Job reconciler would) its
 #           pods, schedulerName volcano with the muster.io/gang gate.
@@ -95,7 +102,9 @@ python3 "$PY" workload --seed "$seed" --gangs "$gangs" --max-gpus "$max_gpus" --
   --interval "$interval" >"$out/workload.json"
 [[ -n $dir ]] || dir=$(mktemp -d "${TMPDIR:-/tmp}/muster-gang-wait.XXXXXX")
 log "starting a cluster from ${cluster_file#"$REPO"/} in $dir (no extender yet)"
-env=$("$CLUSTER" up --cluster "$cluster_file" --dir "$dir" --watch-pid $$ 2>"$out/cluster-up.log") ||
+peer=()
+[[ " $sides " != *" kueue "* ]] || peer=(--peer kueue)
+env=$("$CLUSTER" up --cluster "$cluster_file" --dir "$dir" --watch-pid $$ "${peer[@]}" 2>"$out/cluster-up.log") ||
   { tail -n 20 "$out/cluster-up.log" >&2; echo "the cluster did not come up" >&2; exit 1; }
 eval "$env"
 cleanup() {
@@ -106,11 +115,31 @@ trap cleanup EXIT
 k() { "$MUSTER_KUBECTL" --request-timeout=60s "$@"; }
 ext=http://127.0.0.1:$MUSTER_EXTENDER_PORT
 
+SCENARIOS=$REPO/e2e/scenarios
+# kueue_queues NS: Kueue's ClusterQueue gangs (quota: the nodes' allocatable)
+# and LocalQueue NS/gangs, active.
+kueue_queues() {
+  local ns=$1 cpu memory gpu _
+  read -r cpu memory gpu < <(k get nodes -o json | python3 "$SCENARIOS/kueue_workloads.py" --capacity) ||
+    { log "cannot sum the nodes' allocatable"; return 1; }
+  sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$ns|" \
+    "$SCENARIOS/fixtures/kueue-gangs.yaml" | k apply -f - >/dev/null || return 1
+  for _ in $(seq 1 120); do
+    [[ $(k -n "$ns" get localqueue gangs -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]] &&
+      return 0
+    sleep 0.5
+  done
+  log "Kueue's LocalQueue $ns/gangs not active in 60 s"
+  return 1
+}
+
 # run_side SIDE SCHEDULER [gang_wait.py run options] -> $out/SIDE.json
 run_side() {
   local side=$1 scheduler=$2 ns=gang-wait-$1 rc=0
   shift 2
   k create namespace "$ns" >/dev/null
+  [[ $side != kueue ]] || { k label namespace "$ns" kueue-peer=true >/dev/null && kueue_queues "$ns"; } ||
+    { echo "the kueue side's namespace and queues failed" >&2; exit 1; }
   until k -n "$ns" get serviceaccount default >/dev/null 2>&1; do sleep 0.2; done
   log "side $side: namespace $ns, scheduler $scheduler"
   python3 "$PY" run "$dir" "$ns" "$out/workload.json" "$out/$side.json" --scheduler "$scheduler" "$@" || rc=$?
@@ -126,8 +155,14 @@ run_side() {
     done
     curl -fsS --max-time 10 "$ext/debug/state" >"$out/muster-debug-state.json" || true
   fi
-  # Free the GPUs for the next side; kwok removes pods once deleted.
+  if [[ $side == kueue ]]; then
+    k -n "$ns" get workloads.kueue.x-k8s.io -o json >"$out/kueue-workloads.json" || true
+    log "kueue: $(python3 "$SCENARIOS/kueue_workloads.py" "$out/kueue-workloads.json")"
+  fi
+  # Free the GPUs for the next side; kwok removes pods once deleted (Kueue's
+  # finalizers dropped at once: it lets pods go one pod group at a time).
   k -n "$ns" delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
+  [[ $side != kueue ]] || log "kueue: $(python3 "$SCENARIOS/kueue_workloads.py" --release "$dir" "$ns")"
   k delete namespace "$ns" --wait=true --timeout=300s >/dev/null || log "namespace $ns not gone in 300 s"
   return "$rc"
 }
@@ -143,6 +178,7 @@ for side in $sides; do
         { echo "side upstream needs the feature gate GenericWorkload (Kubernetes >= 1.37)" >&2; exit 2; }
       run_side upstream default-scheduler --upstream || log "upstream: not every gang reached minMember"
       ;;
+    kueue) run_side kueue default-scheduler --kueue gangs || log "kueue: not every gang reached minMember" ;;
     muster)
       "$CLUSTER" extender start --dir "$dir" --muster "$muster" 2>>"$out/cluster-up.log" >/dev/null ||
         { echo "the muster extender did not start (see $out/cluster-up.log)" >&2; exit 1; }

@@ -30,22 +30,33 @@
 #                  high-priority 8 x 8-GPU gang on a cluster full of
 #                  low-priority gangs
 #   4. throughput  bench/gang_wait.sh --gangs 300 --sizes 10 --interval 0,0
-#                  (300 gangs x 10 pods at once, 1000 nodes), and
+#                  (300 gangs x 10 pods at once, 1000 nodes; every side), and
 #                  bench/scheduling_throughput.sh (3000 plain pods, stock vs
 #                  muster alternating, RUNS runs each; plain pods have no gang,
 #                  so the upstream column repeats the stock one)
-#   5. gang wait   bench/gang_wait.sh (60 gangs of 2-100 pods, capacity free)
+#   5. gang wait   bench/gang_wait.sh (60 gangs of 2-100 pods, capacity free;
+#                  every side)
 #   6. fairshare   e2e/scenarios/queue_fairshare.sh, RUNS times: queues 1:2:4
 #                  kept saturating 16 x (8 GPUs, 32 cpu) for 180 s, the third
 #                  from 60 s; sides stock, kueue, muster (upstream has no
 #                  queues)
+#   7. racks       e2e/scenarios/gang_racks.sh, RUNS times: 4 gangs of 4-5 x
+#                  8-GPU pods, each required in one rack, filling the free
+#                  nodes of 4 racks exactly; then a rack-required gang no rack
+#                  holds; sides stock, kueue (topology-aware scheduling),
+#                  muster (network tiers); upstream's topology-aware workload
+#                  scheduling is alpha in 1.37 (KEP-5732) and left out
+#   8. admission   bench/gang_wait.sh twice, sides stock, kueue, muster: 1000
+#                  single-pod workloads, then 100 pod groups of 10, all at
+#                  once on 1000 nodes (gangs at minMember per second: a
+#                  queueing peer's admissions per second, and their wait)
 # Then bench/peers_report.py prints one table per workload (medians and
 # [min-max] over runs) and writes OUT/peers.json.
 #
 # usage: bench/peers.sh [--muster BIN] [--runs R] [--only "deadlock burst ..."] [--out DIR]
 #   BIN   the muster binary (default build-bench/cmd/muster, else build/cmd/muster)
 #   R     runs of the gang workloads 1-3 and of the plain-pod throughput (default 3)
-#   --only  a subset of: deadlock burst preemption throughput wait fairshare
+#   --only  a subset of: deadlock burst preemption throughput wait fairshare racks admission
 #   DIR   where everything goes (default ${TMPDIR:-/tmp}/muster-peers)
 # Needs Kubernetes >= 1.37 (MUSTER_K8S_VERSION, default v1.37.2). About
 # 95 min on 2 cores (plus a cold Kueue build, ~3 min). A workload that fails
@@ -60,7 +71,7 @@ SCENARIOS=$REPO/e2e/scenarios
 
 muster=''
 runs=3
-only='deadlock burst preemption throughput wait fairshare'
+only='deadlock burst preemption throughput wait fairshare racks admission'
 out=${TMPDIR:-/tmp}/muster-peers
 while (($#)); do
   case $1 in
@@ -105,11 +116,10 @@ gang_scenario() {
   fi
 }
 
-# Kueue is built once, before any clock starts (a cold build takes minutes).
-if wants deadlock || wants burst || wants preemption || wants fairshare; then
-  "$REPO/e2e/cluster/build-components.sh" --kueue >"$out/build-kueue.log" 2>&1 ||
-    { log "building Kueue failed (see $out/build-kueue.log)"; exit 1; }
-fi
+# Kueue is built once, before any clock starts (a cold build takes minutes);
+# every workload has a Kueue side.
+"$REPO/e2e/cluster/build-components.sh" --kueue >"$out/build-kueue.log" 2>&1 ||
+  { log "building Kueue failed (see $out/build-kueue.log)"; exit 1; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$SECONDS
 if wants deadlock; then
@@ -123,7 +133,7 @@ if wants preemption; then
 fi
 if wants throughput; then
   log "gang throughput -> $out/gang-throughput"
-  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --gangs 300 --sizes 10 \
+  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream kueue muster" --gangs 300 --sizes 10 \
     --interval 0,0 --out "$out/gang-throughput" >"$out/gang-throughput.log" 2>&1 ||
     { log "gang throughput: muster did not bring every gang to minMember"; failed+=(gang-throughput); }
   log "plain-pod throughput -> $out/plain-throughput.jsonl"
@@ -132,11 +142,23 @@ if wants throughput; then
 fi
 if wants wait; then
   log "gang wait -> $out/gang-wait"
-  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream muster" --out "$out/gang-wait" \
+  "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream kueue muster" --out "$out/gang-wait" \
     >"$out/gang-wait.log" 2>&1 || { log "gang wait: muster did not bring every gang to minMember"; failed+=(gang-wait); }
 fi
 if wants fairshare; then
   for ((r = 1; r <= runs; r++)); do gang_scenario queue_fairshare "$out/fairshare-$r" "stock kueue muster"; done
+fi
+if wants racks; then
+  for ((r = 1; r <= runs; r++)); do gang_scenario gang_racks "$out/racks-$r" "stock kueue muster"; done
+fi
+if wants admission; then
+  for shape in "singles 1000 1" "groups 100 10"; do
+    read -r what gangs size <<<"$shape"
+    log "admission, $gangs x $size -> $out/admit-$what"
+    "$HERE/gang_wait.sh" --muster "$muster" --sides "stock kueue muster" --gangs "$gangs" --sizes "$size" \
+      --interval 0,0 --out "$out/admit-$what" >"$out/admit-$what.log" 2>&1 ||
+      { log "admission $what: muster did not bring every gang to minMember"; failed+=("admit-$what"); }
+  done
 fi
 log "all workloads in $((SECONDS - start)) s; load average $(cut -d' ' -f1-3 /proc/loadavg) (before: $load0)"
 

@@ -3,15 +3,18 @@
 side - stock (the default kube-scheduler, pod by pod), upstream (the same
 kube-scheduler with Kubernetes' own gang scheduling, GenericWorkload, each
 gang a scheduling.k8s.io/v1beta1 Workload + PodGroup), kueue (Kueue v0.17
-admitting pod groups for the stock kube-scheduler; gang workloads 1-3) and
-muster - from the
-figures the runs of bench/peers.sh left in OUT:
+admitting pod groups for the stock kube-scheduler; every workload but the
+plain-pod throughput 4b) and muster - from the figures the runs of
+bench/peers.sh left in OUT:
 
   OUT/deadlock[-<run>]/figures.json, OUT/preemption[-<run>]/figures.json,
   OUT/burst-<run>/figures.json      e2e/scenarios/gang_report.py report
+  OUT/racks[-<run>]/figures.json    e2e/scenarios/gang_report.py report --racks
   OUT/fairshare[-<run>]/figures.json e2e/scenarios/queue_report.py report
   OUT/gang-throughput/figures.json,
-  OUT/gang-wait/figures.json        bench/gang_wait.py report
+  OUT/gang-wait/figures.json,
+  OUT/admit-singles/figures.json,
+  OUT/admit-groups/figures.json     bench/gang_wait.py report
   OUT/plain-throughput.jsonl        bench/throughput_figures.py run records
 
 usage: peers_report.py OUT [--json FILE]
@@ -44,6 +47,7 @@ GANG_ROWS = [
 WAIT_ROWS = [
     ("assembledFraction", "gangs at minMember (fraction)", False),
     ("podsPerSecond", "pods bound/s", False),
+    ("gangsPerSecond", "gangs at minMember/s (admissions/s)", False),
     ("waitP50", "gang wait p50 s", True),
     ("waitP99", "gang wait p99 s", True),
     ("partialGpuSeconds", "GPU-s held below minMember (ramps incl.)", True),
@@ -75,6 +79,11 @@ def gang_figures(fig):
         "brokenVictims": len(broken & set(victims)),
         "waitP50Seconds": fig.get("waitP50Seconds"),
         "waitMaxSeconds": fig.get("waitMaxSeconds"),
+        # The rack workload's (gang_report.py report --racks); absent elsewhere.
+        "oneRackRate": fig.get("oneRackRate"),
+        "packCompletedFraction": round(fig["completed"] / fig["rackGangs"], 3) if fig.get("rackGangs") else None,
+        "unplaceableBoundPods": fig.get("unplaceableBoundPods"),
+        "unplaceableGpuSeconds": fig.get("unplaceableGpuSeconds"),
     }
 
 
@@ -84,6 +93,7 @@ def wait_figures(side):
     return {
         "assembledFraction": round(side["assembled"] / gangs, 3) if gangs else None,
         "podsPerSecond": side.get("podsPerSecond"),
+        "gangsPerSecond": side.get("gangsPerSecond"),
         "waitP50": side["wait"].get("p50"),
         "waitP99": side["wait"].get("p99"),
         "partialGpuSeconds": side.get("partialGpuSeconds"),
@@ -173,6 +183,18 @@ FAIR_ROWS = [
 ]
 
 
+# Rack packing (gang_report.py's figures with --racks, through gang_figures).
+RACK_ROWS = [
+    ("oneRackRate", "pack gangs run whole in one rack (fraction)", False),
+    ("packCompletedFraction", "pack gangs completed (fraction)", False),
+    ("waitP50Seconds", "gang wait p50 s", True),
+    ("waitMaxSeconds", "gang wait max s", True),
+    ("partialGpuSeconds", "GPU-s held below minMember (ramps incl.)", True),
+    ("unplaceableBoundPods", "pods bound of the gang no rack holds", True),
+    ("unplaceableGpuSeconds", "GPU-s held by the gang no rack holds", True),
+]
+
+
 PLAIN_ROWS = [("podsPerSecond", "pods bound/s (release -> last bind)", False),
               ("writesPerPod", "API writes per pod", True),
               ("cpuMsPerPod", "scheduler (+ muster) CPU ms per pod", True)]
@@ -223,9 +245,13 @@ WORKLOADS = [
     ("burst", "2. contention burst: 51 gangs of 1-8 pods x 1-8 GPUs on 32 x 8 GPUs, 3 waves", GANG_ROWS),
     ("preemption", "3. whole-gang preemption: an 8-pod high-priority gang on a full 32 x 8 cluster", GANG_ROWS),
     ("fairshare", "6. fair share: queues 1:2:4 saturating 16 x (8 GPUs, 32 cpu), the third from 60 s", FAIR_ROWS),
+    ("racks", "7. rack packing: gangs of 4, 4, 4, 5 x 8 GPUs on 5+4+4+4 free nodes, then 6 pods no rack holds",
+     RACK_ROWS),
     ("gang-throughput", "4a. gang throughput: 300 gangs x 10 pods at once on 1000 nodes", WAIT_ROWS),
     ("plain", "4b. plain-pod throughput: 3000 pods x 1 GPU on 1000 nodes", PLAIN_ROWS),
     ("gang-wait", "5. gang wait with capacity free: 60 gangs of 2-100 pods on 1000 nodes", WAIT_ROWS),
+    ("admit-singles", "8a. admission: 1000 single-pod workloads at once on 1000 nodes", WAIT_ROWS),
+    ("admit-groups", "8b. admission: 100 pod groups of 10 at once on 1000 nodes", WAIT_ROWS),
 ]
 
 

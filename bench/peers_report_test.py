@@ -69,6 +69,23 @@ class PeersReportTest(unittest.TestCase):
         self.assertEqual((run["stock"]["victimGangs"], run["stock"]["brokenVictims"]), (2, 1))
         self.assertEqual((run["muster"]["victimGangs"], run["muster"]["brokenVictims"]), (1, 0))
 
+    def test_racks_one_rack_rate_and_the_unplaceable_gang(self):
+        def racks_side(rate, wide_pods, wide_gpu_s):
+            return {**gang_side(4, 5, 1.1), "rackGangs": 4, "oneRackRate": rate, "unplaceableBoundPods": wide_pods,
+                    "unplaceableGpuSeconds": wide_gpu_s}
+        self.write("racks-1/figures.json", {"figures": {
+            "stock": racks_side(0.25, 6, 720.0), "kueue": racks_side(1.0, 0, 0.0),
+            "muster": racks_side(1.0, 0, 0.0)}})
+        stats = pr.combine(pr.runs_of(self.out, "racks"))
+        self.assertEqual(pr.best(stats, "oneRackRate", lower=False), "kueue=muster")
+        self.assertEqual(pr.best(stats, "unplaceableBoundPods", lower=True), "kueue=muster")
+        self.assertEqual(stats["stock"]["unplaceableGpuSeconds"][0], 720.0)
+        # The gang no rack holds never completes: the pack gangs' count is the one compared.
+        self.assertEqual(stats["muster"]["packCompletedFraction"][0], 1.0)
+        # Other gang workloads have no rack figures: no row values, no "best".
+        self.write("deadlock/figures.json", {"figures": {"muster": gang_side(2, 2, 1.2)}})
+        self.assertNotIn("oneRackRate", pr.combine(pr.runs_of(self.out, "deadlock"))["muster"])
+
     def test_gang_wait_and_plain_throughput(self):
         self.write("gang-wait/figures.json", {"sides": {
             "stock": wait_side(58, 60, 0.5, 3.0, 120.0, left=["g1", "g2"]),

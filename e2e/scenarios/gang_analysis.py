@@ -238,3 +238,29 @@ def bad_annotations(pods):
             bad.append(f"{p.name}: on {p.node}, muster.io/node={v.get('mnode')}, gang-plan={v.get('plan')}")
     return sorted(bad)
 
+
+
+def rack_figures(records, node_racks, unplaceable=()):
+    """Where the gangs ran, by rack (node_racks: node name -> rack; a node
+    missing from it is a rack of its own). A gang with work must run whole in
+    one rack; an `unplaceable` gang (it must share a rack and no rack has room
+    for it) must never get a pod bound."""
+    run = replay(records)
+    racks, bound = collections.defaultdict(set), collections.defaultdict(list)
+    for p in run.pods.values():
+        if p.gang and p.bind is not None:
+            racks[p.gang].add(node_racks.get(p.node, p.node))
+            bound[p.gang].append(p)
+    with_work = sorted({p.gang for p in run.pods.values()
+                        if p.gang and p.gang not in unplaceable and p.work is not None})
+    one_rack = [g for g in with_work if len(racks[g]) == 1 and len(bound[g]) == sum(
+        1 for p in run.pods.values() if p.gang == g)]
+    held = sum(p.gpus * ((p.release or run.t_end) - p.bind) for g in unplaceable for p in bound[g])
+    return {
+        "racksOfGangs": {g: sorted(r) for g, r in sorted(racks.items())},
+        "rackGangs": len(with_work), "oneRackGangs": len(one_rack),
+        "oneRackRate": round(len(one_rack) / len(with_work), 3) if with_work else None,
+        "notOneRack": [g for g in with_work if g not in one_rack],
+        "unplaceableBoundPods": sum(len(bound[g]) for g in unplaceable),
+        "unplaceableGpuSeconds": round(held, 2),
+    }

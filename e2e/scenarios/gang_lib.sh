@@ -210,18 +210,19 @@ gang_kueue_side() {
   local cap=$1 idle=$2
   shift 2
   gang_has_side kueue || return 0
-  gang_kueue_begin
+  gang_kueue_begin "$GANG_LIB_DIR/fixtures/kueue-gangs.yaml" gangs
   gang_submit "$@" --scheduler default-scheduler --kueue gangs
   gang_kueue_managed
   e2e_log "kueue: $(gang_wait "$cap" "$idle")"
   gang_kueue_end
 }
 
-# gang_kueue_begin / gang_kueue_end: the kueue side's namespace and queues /
-# its Workloads saved and summarised, then gang_end_side.
+# gang_kueue_begin [FIXTURE QUEUE] / gang_kueue_end: the kueue side's
+# namespace and queues (gang_kueue_queues) / its Workloads saved and
+# summarised, then gang_end_side.
 gang_kueue_begin() {
   gang_side kueue kueue-peer=true
-  gang_kueue_queues
+  gang_kueue_queues "$@"
 }
 gang_kueue_end() {
   k get workloads.kueue.x-k8s.io -o json >"$GANG_OUT/kueue-workloads.json" || true
@@ -234,17 +235,19 @@ gang_kueue_release() {
   e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" --release "$MUSTER_E2E_DIR" "$E2E_NS")"
 }
 
-# gang_kueue_queues: the ClusterQueue (quota: the nodes' allocatable) and the
-# side's LocalQueue, active before any pod is created.
+# gang_kueue_queues [FIXTURE QUEUE]: Kueue's objects of FIXTURE (default
+# fixtures/kueue-gangs.yaml: a ClusterQueue and LocalQueue, both gangs), its
+# quota the nodes' allocatable, and the side's LocalQueue QUEUE active before
+# any pod is created.
 gang_kueue_queues() {
-  local cpu memory gpu
+  local fixture=${1:-$GANG_LIB_DIR/fixtures/kueue-gangs.yaml} queue=${2:-gangs} cpu memory gpu
   read -r cpu memory gpu < <("$MUSTER_KUBECTL" get nodes -o json | python3 "$GANG_LIB_DIR/kueue_workloads.py" --capacity) ||
     fail "cannot sum the nodes' allocatable"
   sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$E2E_NS|" \
-    "$GANG_LIB_DIR/fixtures/kueue-gangs.yaml" | "$MUSTER_KUBECTL" apply -f - >/dev/null ||
+    "$fixture" | "$MUSTER_KUBECTL" apply -f - >/dev/null ||
     fail "creating Kueue's queues failed"
-  wait_for "Kueue's LocalQueue gangs active" 60 kueue_queues_active gangs
-  e2e_log "kueue: ClusterQueue gangs (cpu $cpu, memory $memory, nvidia.com/gpu $gpu), LocalQueue $E2E_NS/gangs"
+  wait_for "Kueue's LocalQueue $queue active" 60 kueue_queues_active "$queue"
+  e2e_log "kueue: $(basename "$fixture") (cpu $cpu, memory $memory, nvidia.com/gpu $gpu), LocalQueue $E2E_NS/$queue"
 }
 # kueue_queues_active LOCALQUEUE...: every one of the side's LocalQueues is Active.
 kueue_queues_active() {

@@ -22,6 +22,17 @@ Subcommands:
                          32 nodes: a 16, b 9, c 4, d 3 pods; they run until
                          deleted
         preemption-high  one high-priority gang of 8 pods x 8 GPUs, work 5 s
+        racks-busy       whole-node pods pinned to the first 3, 4, 4, 4 nodes
+                         of gpu-32x8's racks a-d (5, 4, 4, 4 nodes left free)
+        racks-pack       gangs pack-1..3 of 4 pods and pack-4 of 5 pods x 8
+                         GPUs, work 10 s, each required in one rack: they
+                         fill the free nodes exactly when the 4-pod gangs
+                         leave rack a to pack-4
+        racks-wide       gang wide of 6 pods x 8 GPUs, required in one rack,
+                         which no rack has room for; runs until deleted
+      The rack workloads mark each gang for the side that reads it: Kueue's
+      podset-required-topology on each pod (--kueue), muster's
+      muster.io/network-tier-required on each PodGroup.
       Every pod carries scheduling.k8s.io/group-name, e2e.muster.io/min-member
       and (unless it runs until deleted) e2e.muster.io/work-seconds.
       --gated adds the muster.io/gang scheduling gate (muster lifts it).
@@ -68,12 +79,16 @@ Subcommands:
                       succeeded count
         podgroup-wait each gang that waited 5 s or more for its first bind
                       had condition Unschedulable on its PodGroup meanwhile
+        one-rack      (with --racks) every gang with work ran whole in one
+                      rack, and no pod of an --unplaceable gang was bound
       Options: --max-makespan-ratio R (makespan <= R x ideal, ideal = work
       GPU-seconds / cluster GPUs), --max-assembly S (first to minMember-th
       bind of a gang <= S seconds), --victims A,B (exactly these gangs lost
       members, and lost all their unfinished ones), --snapshot-at S (also
       show bound members per gang S seconds after the first pod's creation),
-      --show-gang G (also show gang G's wait and assembly).
+      --show-gang G (also show gang G's wait and assembly), --racks FILE (a
+      JSON map node -> rack: add where each gang ran, by rack), --unplaceable
+      G (gang G fits no rack: count its pods bound and GPU-s held).
 
 Figures per side: gangs assembled / completed / left partial / broken,
 partial GPU-seconds (GPUs held by a gang's bound, unfinished members while
@@ -88,7 +103,7 @@ import argparse
 import json
 import sys
 
-from gang_analysis import analyze
+from gang_analysis import analyze, rack_figures
 # Re-exported: scenarios (topology.sh), the tests and bench/gpu_topology.py use them as gang_report.X.
 from gang_recorder import Recorder, pod_view, record, submit, succeeded_status  # noqa: F401
 from gang_workload import GATE, GROUP, MIN, WORK, gang_pod, pod_group, workload  # noqa: F401
@@ -145,6 +160,12 @@ def checks(fig, names, max_ratio=None, max_assembly=None, victims=None):
                       reverse=True)[:3]
         bad.append(f"assembly: a gang took {fig['assemblyMaxSeconds']} s from first to minMember-th bind "
                    f"(> {max_assembly}): {slow}")
+    if "one-rack" in names:
+        if fig.get("notOneRack"):
+            bad.append(f"one-rack: gangs not run whole in one rack: "
+                       f"{ {g: fig['racksOfGangs'].get(g) for g in fig['notOneRack']} }")
+        if fig.get("unplaceableBoundPods"):
+            bad.append(f"one-rack: {fig['unplaceableBoundPods']} pods bound of a gang that fits no rack")
     if victims is not None:
         if fig["victims"] != sorted(victims):
             bad.append(f"victims: gangs that lost members {fig['victims']}, want exactly {sorted(victims)}")
@@ -169,6 +190,9 @@ ROWS = [
     ("makespanSeconds", "makespan s (first create to last finish)"), ("makespanRatio", "makespan / ideal"),
     ("occupancy", "GPU occupancy over the makespan"), ("heldGpuSeconds", "GPU-s held"),
     ("overcommitCount", "over-commits"), ("runSeconds", "recorded s"),
+    ("oneRackRate", "gangs run whole in one rack (fraction)"),
+    ("unplaceableBoundPods", "pods bound of the gang no rack holds"),
+    ("unplaceableGpuSeconds", "GPU-s held by the gang no rack holds"),
 ]
 
 
@@ -180,6 +204,8 @@ def table(figs, show_gangs=()):
     cols = figures.Columns(names, [label for _, label in ROWS])
     lines = [cols.header()]
     for key, label in ROWS:
+        if all(key not in figs[n] for n in names):
+            continue  # a figure of other scenarios (the rack rows)
         cells = []
         for n in names:
             v = fmt(figs[n].get(key))
@@ -252,7 +278,11 @@ def report(args):
     figs = {}
     for side in args.side:
         name, _, path = side.partition("=")
-        figs[name] = analyze(load(path), args.snapshot_at)
+        records = load(path)
+        figs[name] = analyze(records, args.snapshot_at)
+        if args.racks:
+            with open(args.racks) as f:
+                figs[name].update(rack_figures(records, json.load(f), args.unplaceable))
     print(table(figs, args.show_gang))
     victims = args.victims.split(",") if args.victims is not None else None
     failed = []
@@ -298,12 +328,14 @@ def main(argv):
     p.add_argument("--side", action="append", default=[], help="NAME=LOG")
     p.add_argument("--check", action="append", default=[],
                    choices=["overcommit", "complete", "no-partial", "annotations", "serial", "podgroup",
-                            "podgroup-wait"])
+                            "podgroup-wait", "one-rack"])
     p.add_argument("--max-makespan-ratio", type=float)
     p.add_argument("--max-assembly", type=float)
     p.add_argument("--victims")
     p.add_argument("--snapshot-at", type=float)
     p.add_argument("--show-gang", action="append", default=[], help="also show this gang's wait")
+    p.add_argument("--racks", help="JSON map node -> rack")
+    p.add_argument("--unplaceable", action="append", default=[], help="a gang that fits no rack")
     p.add_argument("--json")
     args = ap.parse_args(argv[1:])
     if args.cmd == "workload":

@@ -319,6 +319,70 @@ class WorkloadTest(unittest.TestCase):
                 # The recorder still reads the gang and its minimum from the pod.
                 self.assertEqual(gr.pod_view(items[0])["gang"], items[0]["metadata"]["labels"]["e2e.muster.io/gang"])
 
+    def test_rack_workloads_fill_the_free_nodes_and_mark_each_side(self):
+        busy = gr.workload("racks-busy", "default-scheduler", False, 0, [])["items"]
+        held = collections.Counter(p["spec"]["nodeName"].rsplit("-", 1)[0] for p in busy)
+        self.assertEqual(held, {"gpu-a": 3, "gpu-b": 4, "gpu-c": 4, "gpu-d": 4})
+        self.assertTrue(all(gr.GROUP not in (p["metadata"].get("annotations") or {}) for p in busy), "no gang")
+        free = {r: 8 - n for r, n in held.items()}
+        pack = gr.workload("racks-pack", "volcano", True, 0, [])["items"]
+        sizes = sorted(g["spec"]["minMember"] for g in pack if g["kind"] == "PodGroup")
+        self.assertEqual(sum(sizes), sum(free.values()), "the pack gangs fill the free nodes exactly")
+        self.assertEqual(sizes, sorted(free.values()), "each fits one rack, one way only")
+        for kueue in (None, "racks"):
+            for kind in ("racks-pack", "racks-wide"):
+                with self.subTest(kind=kind, kueue=kueue):
+                    items = gr.workload(kind, "volcano", False, 0, [], kueue=kueue)["items"]
+                    for i in items:
+                        ann = i["metadata"].get("annotations") or {}
+                        if kueue:
+                            self.assertEqual(ann.get("kueue.x-k8s.io/podset-required-topology"),
+                                             "network.muster.io/rack")
+                        elif i["kind"] == "PodGroup":
+                            self.assertEqual(ann, {"muster.io/network-tier-required": "rack"})
+        wide = gr.workload("racks-wide", "volcano", False, 0, [])["items"]
+        self.assertGreater(len(wide) - 1, max(free.values()), "no rack holds the wide gang")
+        self.assertLessEqual(len(wide) - 1, sum(free.values()), "the cluster does, by count")
+
+
+class RackFiguresTest(unittest.TestCase):
+    RACKS = {"a0": "a", "a1": "a", "b0": "b", "b1": "b"}
+
+    def log(self, nodes_of_g, wide_node=None):
+        log = Log({n: 8 for n in self.RACKS})
+        for i, node in enumerate(nodes_of_g):
+            log.pod(f"g-{i}", "g", len(nodes_of_g), gpus=8)
+        log.pod("wide-0", "wide", 3, gpus=8, work=None)
+        for i, node in enumerate(nodes_of_g):
+            log.bind(f"g-{i}", node, 1.0)
+        if wide_node:
+            log.bind("wide-0", wide_node, 2.0)
+        return log.end(12.0)
+
+    def figures(self, log):
+        fig = log.figures()
+        fig.update(gr.rack_figures(log.records, self.RACKS, ["wide"]))
+        return fig
+
+    def test_one_rack_and_an_unplaced_wide_gang_pass(self):
+        fig = self.figures(self.log(["a0", "a1"]))
+        self.assertEqual((fig["oneRackGangs"], fig["oneRackRate"], fig["unplaceableBoundPods"]), (1, 1.0, 0))
+        self.assertEqual(gr.checks(fig, {"one-rack"}), [])
+
+    def test_a_gang_across_racks_or_a_bound_wide_pod_fails(self):
+        spread = self.figures(self.log(["a0", "b0"]))
+        self.assertEqual((spread["oneRackRate"], spread["racksOfGangs"]["g"]), (0.0, ["a", "b"]))
+        self.assertEqual(len(gr.checks(spread, {"one-rack"})), 1)
+        wide = self.figures(self.log(["a0", "a1"], wide_node="b0"))
+        self.assertEqual((wide["unplaceableBoundPods"], wide["unplaceableGpuSeconds"]), (1, 80.0))
+        self.assertEqual(len(gr.checks(wide, {"one-rack"})), 1)
+
+    def test_a_gang_bound_in_part_is_not_one_rack(self):
+        log = Log({n: 8 for n in self.RACKS})
+        log.pod("g-0", "g", 2, gpus=8).pod("g-1", "g", 2, gpus=8).bind("g-0", "a0", 1.0).end(5.0)
+        fig = gr.rack_figures(log.records, self.RACKS)
+        self.assertEqual((fig["oneRackGangs"], fig["notOneRack"]), (0, ["g"]))
+
 
 def pod_obj(name, gang, min_member, node=None, work=5, terminating=False, phase="Running"):
     ann = {gr.GROUP: gang, gr.MIN: str(min_member), gr.WORK: str(work)}

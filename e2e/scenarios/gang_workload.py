@@ -29,6 +29,9 @@ GATE = "muster.io/gang"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+TIER_REQUIRED = "muster.io/network-tier-required"
+RACK_LABEL = "network.muster.io/rack"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -120,6 +123,42 @@ def burst_jobs(seed, waves, cluster_gpus=256, node_gpus=8):
     return jobs
 
 
+# The rack workloads (e2e/scenarios/gang_racks.sh) on gpu-32x8's 4 racks of
+# 8 whole-node (8-GPU) nodes. Busy pods hold nodes 0..n-1 of each rack, which
+# leaves racks a, b, c, d with 5, 4, 4, 4 free nodes.
+RACKS_BUSY = {"a": 3, "b": 4, "c": 4, "d": 4}
+# Four gangs of 8-GPU pods that fill the 17 free nodes exactly, each in one
+# rack - but only if the three 4-pod gangs leave rack a (the only rack with 5
+# free nodes) to the 5-pod gang created last: a best-fit choice of rack.
+RACKS_PACK = (("pack-1", 4), ("pack-2", 4), ("pack-3", 4), ("pack-4", 5))
+RACKS_PACK_WORK = 10
+# 6 pods of 8 GPUs that must share a rack: 17 nodes are free, no rack has 6.
+RACKS_WIDE = ("wide", 6)
+
+
+def busy_pods():
+    """Whole-node pods pinned (spec.nodeName) to the first nodes of each rack,
+    scheduled by nobody, running until deleted."""
+    return [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"busy-{rack}-{i}", "labels": {"e2e.muster.io/busy": "true"}},
+             "spec": dict(fake_gpu_pod_spec("default-scheduler", 8), nodeName=f"gpu-{rack}-{i}")}
+            for rack, count in RACKS_BUSY.items() for i in range(count)]
+
+
+def require_rack(items, kueue):
+    """Every gang in `items` must run inside one rack: Kueue's TAS annotation
+    on each pod of a Kueue pod group (the rack level of its Topology), muster's
+    annotation on each Volcano PodGroup. The stock scheduler has no such
+    notion: its pods carry neither."""
+    for item in items:
+        md = item["metadata"]
+        if kueue and item["kind"] == "Pod":
+            md["annotations"][KUEUE_REQUIRED_TOPOLOGY] = RACK_LABEL
+        elif item["kind"] == "PodGroup":
+            md["annotations"] = {TIER_REQUIRED: "rack"}
+    return items
+
+
 def workload(kind, scheduler, gated, seed, waves, upstream=False, kueue=None):
     items = []
 
@@ -148,6 +187,15 @@ def workload(kind, scheduler, gated, seed, waves, upstream=False, kueue=None):
             items += add_gang(name, pods, 8, priority="e2e-gang-low")
     elif kind == "preemption-high":
         items += add_gang("high", 8, 8, work=5, priority="e2e-gang-high")
+    elif kind == "racks-busy":
+        items += busy_pods()
+    elif kind == "racks-pack":
+        for name, pods in RACKS_PACK:
+            items += add_gang(name, pods, 8, work=RACKS_PACK_WORK)
+        require_rack(items, kueue)
+    elif kind == "racks-wide":
+        items += add_gang(*RACKS_WIDE, 8)
+        require_rack(items, kueue)
     else:
         raise SystemExit(f"unknown workload {kind}")
     return {"apiVersion": "v1", "kind": "List", "items": items}
