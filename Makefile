@@ -51,7 +51,7 @@ bench-reconciler: deps     ## only the reconciler: Volcano Jobs -> pods (1000 x 
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/reconciler.sh --muster build-bench/cmd/muster
 
-bench-peers: deps          ## stock vs Kubernetes 1.37's own gang scheduling vs muster: deadlock, burst (3 runs), whole-gang preemption, throughput, gang wait; one table per workload (~40 min; BENCH_PEERS_ARGS="--only burst")
+bench-peers: deps          ## stock vs Kubernetes 1.37's own gang scheduling vs Kueue v0.17 vs muster: deadlock, burst, preemption, throughput, gang wait, fair share, rack packing, admission; one table per workload (~100 min; BENCH_PEERS_ARGS="--only burst")
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DMUSTER_BUILD_BENCH=ON -DMUSTER_BUILD_TESTS=OFF
 	cmake --build build-bench -j$(JOBS) --target muster
 	./bench/peers.sh --muster build-bench/cmd/muster $(BENCH_PEERS_ARGS)

@@ -116,21 +116,21 @@ gang_scenario() {
   fi
 }
 
+# gang_runs NAME SCENARIO [SIDES]: SCENARIO RUNS times, into OUT/NAME-<run>.
+gang_runs() {
+  local r
+  for ((r = 1; r <= runs; r++)); do gang_scenario "$2" "$out/$1-$r" "${@:3}"; done
+}
+
 # Kueue is built once, before any clock starts (a cold build takes minutes);
 # every workload has a Kueue side.
 "$REPO/e2e/cluster/build-components.sh" --kueue >"$out/build-kueue.log" 2>&1 ||
   { log "building Kueue failed (see $out/build-kueue.log)"; exit 1; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$SECONDS
-if wants deadlock; then
-  for ((r = 1; r <= runs; r++)); do gang_scenario gang_deadlock "$out/deadlock-$r"; done
-fi
-if wants burst; then
-  for ((r = 1; r <= runs; r++)); do gang_scenario gang_burst "$out/burst-$r"; done
-fi
-if wants preemption; then
-  for ((r = 1; r <= runs; r++)); do gang_scenario gang_preemption "$out/preemption-$r"; done
-fi
+wants deadlock && gang_runs deadlock gang_deadlock
+wants burst && gang_runs burst gang_burst
+wants preemption && gang_runs preemption gang_preemption
 if wants throughput; then
   log "gang throughput -> $out/gang-throughput"
   "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream kueue muster" --gangs 300 --sizes 10 \
@@ -145,12 +145,8 @@ if wants wait; then
   "$HERE/gang_wait.sh" --muster "$muster" --sides "stock upstream kueue muster" --out "$out/gang-wait" \
     >"$out/gang-wait.log" 2>&1 || { log "gang wait: muster did not bring every gang to minMember"; failed+=(gang-wait); }
 fi
-if wants fairshare; then
-  for ((r = 1; r <= runs; r++)); do gang_scenario queue_fairshare "$out/fairshare-$r" "stock kueue muster"; done
-fi
-if wants racks; then
-  for ((r = 1; r <= runs; r++)); do gang_scenario gang_racks "$out/racks-$r" "stock kueue muster"; done
-fi
+wants fairshare && gang_runs fairshare queue_fairshare "stock kueue muster"
+wants racks && gang_runs racks gang_racks "stock kueue muster"
 if wants admission; then
   for shape in "singles 1000 1" "groups 100 10"; do
     read -r what gangs size <<<"$shape"

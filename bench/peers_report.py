@@ -151,20 +151,24 @@ def runs_of(out, name):
 
 
 def plain_runs(out):
-    """bench/throughput_figures.py records -> one run per record, with
-    upstream = stock: plain pods carry no gang, so Kubernetes' gang scheduling
-    never acts and its scheduler is the stock one (the same process)."""
+    """bench/throughput_figures.py records -> runs, the n-th run holding each
+    side's n-th record (the sides alternate), with upstream = stock: plain
+    pods carry no gang, so Kubernetes' gang scheduling never acts and its
+    scheduler is the stock one (the same process)."""
     path = os.path.join(out, "plain-throughput.jsonl")
     if not os.path.exists(path):
         return []
-    runs = []
+    runs, seen = [], {}
     with open(path) as f:
         for line in f:
             r = json.loads(line)
             side = "muster" if r["side"] == "volcano" else "stock"
             entry = {"podsPerSecond": r["release_pods_per_s"], "writesPerPod": r["writes_per_pod"],
                      "cpuMsPerPod": r["side_cpu_ms_per_pod"]}
-            runs.append({side: entry, **({"upstream": entry} if side == "stock" else {})})
+            n = seen[side] = seen.get(side, -1) + 1
+            if n == len(runs):
+                runs.append({})
+            runs[n].update({side: entry, **({"upstream": entry} if side == "stock" else {})})
     return runs
 # Queue fair share (e2e/scenarios/queue_report.py's figures, summarised by fair_figures).
 FAIR_ROWS = [

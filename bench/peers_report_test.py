@@ -98,6 +98,7 @@ class PeersReportTest(unittest.TestCase):
         self.write("plain-throughput.jsonl", [
             {"side": "stock", "release_pods_per_s": 100.0, "writes_per_pod": 2.0, "side_cpu_ms_per_pod": 3.0},
             {"side": "volcano", "release_pods_per_s": 90.0, "writes_per_pod": 2.5, "side_cpu_ms_per_pod": 5.0}])
+        self.assertEqual(len(pr.plain_runs(self.out)), 1, "a stock and a muster record make one run")
         plain = pr.combine(pr.plain_runs(self.out))
         self.assertEqual(plain["upstream"]["podsPerSecond"][0], 100.0, "plain pods: upstream is stock")
         self.assertEqual(plain["muster"]["podsPerSecond"][0], 90.0)

@@ -74,7 +74,10 @@ run_side() {
 # its minimum must fit in one rack.
 wide_says_why() {
   local msg
-  msg=$(k get podgroup wide -o 'jsonpath={.status.conditions[?(@.type=="Unschedulable")].message}') ||
+  # Fully qualified: with GenericWorkload on (`make bench-peers`) "podgroup"
+  # names Kubernetes' own scheduling.k8s.io kind.
+  msg=$(k get podgroups.scheduling.volcano.sh wide \
+    -o 'jsonpath={.status.conditions[?(@.type=="Unschedulable")].message}') ||
     fail "cannot read PodGroup wide"
   e2e_log "muster: PodGroup wide: $msg"
   [[ $msg == *"must fit in one rack"* ]] || fail "PodGroup wide does not say it must fit in one rack: '$msg'"

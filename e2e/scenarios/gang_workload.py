@@ -149,7 +149,7 @@ def require_rack(items, kueue):
     """Every gang in `items` must run inside one rack: Kueue's TAS annotation
     on each pod of a Kueue pod group (the rack level of its Topology), muster's
     annotation on each Volcano PodGroup. The stock scheduler has no such
-    notion: its pods carry neither."""
+    notion: it ignores the PodGroups (the stock side gets them too)."""
     for item in items:
         md = item["metadata"]
         if kueue and item["kind"] == "Pod":
