@@ -115,18 +115,15 @@ trap cleanup EXIT
 k() { "$MUSTER_KUBECTL" --request-timeout=60s "$@"; }
 ext=http://127.0.0.1:$MUSTER_EXTENDER_PORT
 
-SCENARIOS=$REPO/e2e/scenarios
+# shellcheck source=e2e/scenarios/kueue_lib.sh
+source "$REPO/e2e/scenarios/kueue_lib.sh"
 # kueue_queues NS: Kueue's ClusterQueue gangs (quota: the nodes' allocatable)
 # and LocalQueue NS/gangs, active.
 kueue_queues() {
-  local ns=$1 cpu memory gpu _
-  read -r cpu memory gpu < <(k get nodes -o json | python3 "$SCENARIOS/kueue_workloads.py" --capacity) ||
-    { log "cannot sum the nodes' allocatable"; return 1; }
-  sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$ns|" \
-    "$SCENARIOS/fixtures/kueue-gangs.yaml" | k apply -f - >/dev/null || return 1
+  local ns=$1 _
+  kueue_apply_queues "$REPO/e2e/scenarios/fixtures/kueue-gangs.yaml" "$ns" >/dev/null || return 1
   for _ in $(seq 1 120); do
-    [[ $(k -n "$ns" get localqueue gangs -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]] &&
-      return 0
+    kueue_queues_active "$ns" gangs && return 0
     sleep 0.5
   done
   log "Kueue's LocalQueue $ns/gangs not active in 60 s"
@@ -155,14 +152,11 @@ run_side() {
     done
     curl -fsS --max-time 10 "$ext/debug/state" >"$out/muster-debug-state.json" || true
   fi
-  if [[ $side == kueue ]]; then
-    k -n "$ns" get workloads.kueue.x-k8s.io -o json >"$out/kueue-workloads.json" || true
-    log "kueue: $(python3 "$SCENARIOS/kueue_workloads.py" "$out/kueue-workloads.json")"
-  fi
+  [[ $side != kueue ]] || log "kueue: $(kueue_save_workloads "$ns" "$out/kueue-workloads.json")"
   # Free the GPUs for the next side; kwok removes pods once deleted (Kueue's
   # finalizers dropped at once: it lets pods go one pod group at a time).
   k -n "$ns" delete pods --all --grace-period=0 --wait=false >/dev/null 2>&1 || true
-  [[ $side != kueue ]] || log "kueue: $(python3 "$SCENARIOS/kueue_workloads.py" --release "$dir" "$ns")"
+  [[ $side != kueue ]] || log "kueue: $(kueue_release "$dir" "$ns")"
   k delete namespace "$ns" --wait=true --timeout=300s >/dev/null || log "namespace $ns not gone in 300 s"
   return "$rc"
 }

@@ -239,7 +239,6 @@ def bad_annotations(pods):
     return sorted(bad)
 
 
-
 def rack_figures(records, node_racks, unplaceable=()):
     """Where the gangs ran, by rack (node_racks: node name -> rack; a node
     missing from it is a rack of its own). A gang with work must run whole in

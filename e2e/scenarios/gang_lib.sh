@@ -90,6 +90,8 @@ unset MUSTER_E2E_KUBECONFIG
 export MUSTER_E2E_DIR=$GANG_DIR
 # shellcheck source=e2e/scenarios/lib.sh
 source "$GANG_LIB_DIR/lib.sh"
+# shellcheck source=e2e/scenarios/kueue_lib.sh
+source "$GANG_LIB_DIR/kueue_lib.sh"
 # shellcheck disable=SC2034 # lib.sh's logs name the scenario, not this file
 E2E_NAME=$GANG_SCENARIO
 EXT_URL=http://127.0.0.1:$MUSTER_EXTENDER_PORT
@@ -225,36 +227,21 @@ gang_kueue_begin() {
   gang_kueue_queues "$@"
 }
 gang_kueue_end() {
-  k get workloads.kueue.x-k8s.io -o json >"$GANG_OUT/kueue-workloads.json" || true
-  e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" "$GANG_OUT/kueue-workloads.json")"
+  e2e_log "kueue: $(kueue_save_workloads "$E2E_NS" "$GANG_OUT/kueue-workloads.json")"
   gang_end_side gang_kueue_release
 }
-# gang_kueue_release: drop Kueue's finalizer from the side's deleted pods
-# (Kueue lets them go one pod group at a time; the measurement is over).
-gang_kueue_release() {
-  e2e_log "kueue: $(python3 "$GANG_LIB_DIR/kueue_workloads.py" --release "$MUSTER_E2E_DIR" "$E2E_NS")"
-}
+# gang_kueue_release: the side's deleted pods let go (kueue_release).
+gang_kueue_release() { e2e_log "kueue: $(kueue_release "$MUSTER_E2E_DIR" "$E2E_NS")"; }
 
 # gang_kueue_queues [FIXTURE QUEUE]: Kueue's objects of FIXTURE (default
 # fixtures/kueue-gangs.yaml: a ClusterQueue and LocalQueue, both gangs), its
 # quota the nodes' allocatable, and the side's LocalQueue QUEUE active before
 # any pod is created.
 gang_kueue_queues() {
-  local fixture=${1:-$GANG_LIB_DIR/fixtures/kueue-gangs.yaml} queue=${2:-gangs} cpu memory gpu
-  read -r cpu memory gpu < <("$MUSTER_KUBECTL" get nodes -o json | python3 "$GANG_LIB_DIR/kueue_workloads.py" --capacity) ||
-    fail "cannot sum the nodes' allocatable"
-  sed -e "s|@CPU@|$cpu|" -e "s|@MEMORY@|$memory|" -e "s|@GPU@|$gpu|" -e "s|@NAMESPACE@|$E2E_NS|" \
-    "$fixture" | "$MUSTER_KUBECTL" apply -f - >/dev/null ||
-    fail "creating Kueue's queues failed"
-  wait_for "Kueue's LocalQueue $queue active" 60 kueue_queues_active "$queue"
-  e2e_log "kueue: $(basename "$fixture") (cpu $cpu, memory $memory, nvidia.com/gpu $gpu), LocalQueue $E2E_NS/$queue"
-}
-# kueue_queues_active LOCALQUEUE...: every one of the side's LocalQueues is Active.
-kueue_queues_active() {
-  local q
-  for q in "$@"; do
-    [[ $(k get localqueue "$q" -o 'jsonpath={.status.conditions[?(@.type=="Active")].status}') == True ]] || return 1
-  done
+  local fixture=${1:-$GANG_LIB_DIR/fixtures/kueue-gangs.yaml} queue=${2:-gangs} quota
+  quota=$(kueue_apply_queues "$fixture" "$E2E_NS") || fail "creating Kueue's queues ($(basename "$fixture")) failed"
+  wait_for "Kueue's LocalQueue $queue active" 60 kueue_queues_active "$E2E_NS" "$queue"
+  e2e_log "kueue: $(basename "$fixture") ($quota), LocalQueue $E2E_NS/$queue"
 }
 
 # gang_kueue_managed: every pod of the side went through Kueue's webhook

@@ -111,7 +111,7 @@ queue_kueue_queues() {
       "$MUSTER_KUBECTL" apply -f - >/dev/null || fail "creating Kueue's queue $queue failed"
     e2e_log "kueue: ClusterQueue $queue (weight $w; nominal cpu $cpu, memory $memory, nvidia.com/gpu $gpu)"
   done < <("$MUSTER_KUBECTL" get nodes -o json | python3 "$GANG_LIB_DIR/kueue_workloads.py" --split "$weights")
-  wait_for "Kueue's LocalQueues active" 60 kueue_queues_active q1 q2 q4
+  wait_for "Kueue's LocalQueues active" 60 kueue_queues_active "$E2E_NS" q1 q2 q4
 }
 
 if gang_has_side stock; then
