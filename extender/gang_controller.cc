@@ -117,6 +117,8 @@ void GangController::RunPass() {
   observer_.ObservePassDuration(std::chrono::duration<double>(cost).count());
   pause_after_pass_ =
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(cost * options_.pass_pacing);
+  const int binds_ahead = BindsAhead(plan.writes);
+  if (binds_ahead > 0 && options_.binds_ahead) options_.binds_ahead(binds_ahead);
   Execute(std::move(plan.writes));
 }
 

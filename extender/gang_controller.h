@@ -67,6 +67,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -128,6 +129,12 @@ struct GangControllerOptions {
   // Network levels, top to bottom (--network-tiers; topology_step.h): gangs
   // are packed into the lowest tier that holds them. None: anywhere.
   topology::NetworkTiers network_tiers;
+  // Told, on the pass thread, how many members a pass hands to
+  // kube-scheduler (BindsAhead, gang_writes.h) as its writes start; may be
+  // empty. The extender opens the bind client's connections with it
+  // (kube::Client::Prewarm), so a released gang's Bindings skip the TLS
+  // handshakes. Must not block.
+  std::function<void(int members)> binds_ahead;
 };
 
 class GangController {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <variant>
 
 #include "kube/codec/volcano_codec.h"
 #include "kube/codec/workload_codec.h"
@@ -404,6 +405,12 @@ WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteM
   // A gang that is gone (finished and deleted) is forgotten whole.
   std::erase_if(memory.gangs, [&](const auto& entry) { return !phases.contains(entry.first); });
   return plan;
+}
+
+int BindsAhead(const std::vector<GangWrite>& writes) {
+  return static_cast<int>(std::count_if(writes.begin(), writes.end(), [](const GangWrite& w) {
+    return std::holds_alternative<LiftGate>(w) || std::holds_alternative<AnnotateReservedNode>(w);
+  }));
 }
 
 }  // namespace muster::extender

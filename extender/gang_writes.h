@@ -175,4 +175,9 @@ struct WritePlan {
 // not in the inputs any more (finished and deleted) leaves no record.
 WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteMemory& memory);
 
+// The members `writes` hand to kube-scheduler (gates lifted, reserved
+// ungated members woken): each comes back to the extender's bind within
+// moments, all of a gang at once when the bind barrier releases it.
+int BindsAhead(const std::vector<GangWrite>& writes);
+
 }  // namespace muster::extender

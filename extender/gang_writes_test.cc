@@ -131,6 +131,8 @@ TEST(PlanWritesTest, WakesTheMembersAPassReserved) {
       EXPECT_EQ(lifts[0].pin, c.want == "lift+pin");
     }
     EXPECT_EQ(memory.gangs.at("ml/a").members.at("uid-a-0").woken_on, "gpu-3");
+    // One bind to come (the PodGroup status and Event writes are not binds).
+    EXPECT_EQ(BindsAhead(plan.writes), 1);
     // Once woken, not again.
     pass.result.plans.clear();
     pass.applied.clear();
@@ -139,6 +141,7 @@ TEST(PlanWritesTest, WakesTheMembersAPassReserved) {
     const WritePlan next = pass.Plan(memory);
     EXPECT_THAT(Of<LiftGate>(next), IsEmpty());
     EXPECT_THAT(Of<AnnotateReservedNode>(next), IsEmpty());
+    EXPECT_EQ(BindsAhead(next.writes), 0);
   }
 }
 

@@ -157,6 +157,10 @@ class Client {
   // Aborts every call in flight; later calls fail with Cancelled.
   void Shutdown() { transport_->Cancel(); }
 
+  // Up to `connections` requests are about to go at once: connections for
+  // them are opened in the background (HttpTransport::Prewarm). Never blocks.
+  void Prewarm(int connections) { transport_->Prewarm(connections); }
+
  private:
   StatusOr<std::string> Do(HttpRequest request, CancelToken* cancel);
   bool ShouldRetry(const Status& error, bool is_post) const;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -447,6 +448,57 @@ TEST_F(ClientTest, ReusesOneKeepAliveConnectionForSequentialCalls) {
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].remote_port, r[1].remote_port);
   EXPECT_EQ(r[1].remote_port, r[2].remote_port);
+}
+
+// The ports of the connections that asked `path`, in order.
+std::vector<int> PortsAsking(const RequestLog& log, const std::string& path) {
+  std::vector<int> ports;
+  for (const RecordedRequest& r : log.Snapshot()) {
+    if (r.path == path) ports.push_back(r.remote_port);
+  }
+  return ports;
+}
+
+TEST_F(ClientTest, PrewarmOpensTheConnectionsABurstThenUses) {
+  ClientConfig config;
+  config.max_connections = 8;
+  auto client = MakeClient(config);
+  client->Prewarm(4);
+  ASSERT_TRUE(testing::WaitFor([&] { return PortsAsking(log_, "/version").size() == 4; }));
+  const std::vector<int> warmed = PortsAsking(log_, "/version");
+  EXPECT_EQ(std::set<int>(warmed.begin(), warmed.end()).size(), 4u) << "one connection each";
+  std::vector<std::thread> burst;
+  for (int i = 0; i < 4; ++i) burst.emplace_back([&] { EXPECT_TRUE(client->Get(kPod).ok()); });
+  for (std::thread& t : burst) t.join();
+  // Every request of the burst went over a connection opened beforehand.
+  for (int port : PortsAsking(log_, "/api/v1/namespaces/default/pods/p1")) {
+    EXPECT_THAT(warmed, ::testing::Contains(port));
+  }
+}
+
+TEST_F(ClientTest, PrewarmCountsFreshConnectionsAndStopsAtThePoolSize) {
+  ClientConfig config;
+  config.max_connections = 3;
+  auto client = MakeClient(config);
+  ASSERT_TRUE(client->Get(kPod).ok());  // one connection open and fresh
+  client->Prewarm(10);                  // more than the pool holds
+  ASSERT_TRUE(testing::WaitFor([&] { return PortsAsking(log_, "/version").size() == 2; }));
+  client->Prewarm(3);  // all three are fresh: nothing to do
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(PortsAsking(log_, "/version").size(), 2u);
+}
+
+TEST_F(ClientTest, PrewarmRefreshesAConnectionIdleLongerThanTheServerKeepsIt) {
+  ClientConfig config;
+  config.max_connections = 4;
+  config.connection_fresh_for = milliseconds(0);  // every idle connection is stale
+  auto client = MakeClient(config);
+  ASSERT_TRUE(client->Get(kPod).ok());
+  const int port = log_.Snapshot().back().remote_port;
+  client->Prewarm(1);
+  ASSERT_TRUE(testing::WaitFor([&] { return PortsAsking(log_, "/version").size() == 1; }));
+  // Refreshed, not replaced by a second connection.
+  EXPECT_EQ(PortsAsking(log_, "/version")[0], port);
 }
 
 TEST_F(ClientTest, RateLimitsBeforeEachRequest) {

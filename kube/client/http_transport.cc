@@ -11,7 +11,9 @@
 #include <charconv>
 #include <chrono>
 #include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/mutex.h"
 #include "kube/client/pem.h"
@@ -20,6 +22,9 @@ namespace muster::kube {
 namespace {
 
 constexpr auto kTokenReloadInterval = std::chrono::minutes(1);
+// Threads that open connections for Prewarm. Handshakes are CPU work on
+// both ends; a few at a time are enough to be ready well before a burst.
+constexpr int kWarmers = 4;
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -77,6 +82,9 @@ struct Conn {
   // runs under the same cpp-httplib lock as stop(), and shuts itself down
   // so that connect/read fail at once.
   std::atomic<bool> abort{false};
+  // When it last answered a request; the epoch: never, or it failed (the
+  // socket may be closed).
+  std::chrono::steady_clock::time_point answered{};
 };
 
 // What went wrong, in words an operator can act on.
@@ -128,20 +136,32 @@ class HttplibTransport final : public HttpTransport {
         insecure_(config.insecure_skip_tls_verify),
         timeout_(std::max(config.timeout, Duration(std::chrono::milliseconds(1)))),
         max_connections_(std::max(config.max_connections, 1)),
+        fresh_for_(config.connection_fresh_for),
         user_agent_(config.user_agent),
         ca_pem_(config.ca_pem),
         cert_(std::move(cert)),
         key_(std::move(key)),
         token_(config.bearer_token, config.bearer_token_file) {}
 
+  ~HttplibTransport() override;
+
   StatusOr<HttpResponse> Send(const HttpRequest& request) override;
   Status Stream(const HttpRequest& request, const ChunkHandler& on_data, int* http_status) override;
-  void Cancel() override { shutdown_.Cancel(); }
+  void Cancel() override;
+  void Prewarm(int connections) override MUSTER_EXCLUDES(pool_mu_);
 
  private:
   std::unique_ptr<Conn> NewConn(bool keep_alive);
   std::unique_ptr<Conn> Acquire() MUSTER_EXCLUDES(pool_mu_);
-  void Release(std::unique_ptr<Conn> conn) MUSTER_EXCLUDES(pool_mu_);
+  // Back to the pool; `answered`: the request on it succeeded.
+  void Release(std::unique_ptr<Conn> conn, bool answered) MUSTER_EXCLUDES(pool_mu_);
+  // A warmer thread: opens or refreshes connections while the pool holds
+  // fewer than warm_target_ ready ones.
+  void WarmLoop() MUSTER_EXCLUDES(pool_mu_);
+  // Claims the connection a warmer should warm next: the stalest idle one,
+  // or a slot for a new one (*open_new, null returned); false when the pool
+  // holds the target already (which is then cleared) or it is full.
+  bool ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) MUSTER_REQUIRES(pool_mu_);
   httplib::Request BuildRequest(const HttpRequest& request);
   Status Execute(Conn& conn, const HttpRequest& request, httplib::Request& req,
                  httplib::Response& res);
@@ -150,6 +170,7 @@ class HttplibTransport final : public HttpTransport {
   const bool insecure_;
   const Duration timeout_;
   const int max_connections_;
+  const Duration fresh_for_;
   const std::string user_agent_;
   // The CA bundle; every connection gets its own X509_STORE from it (NewConn).
   const std::string ca_pem_;
@@ -160,9 +181,93 @@ class HttplibTransport final : public HttpTransport {
 
   base::Mutex pool_mu_;
   base::CondVar pool_cv_;
+  // Oldest answer first: Acquire takes the freshest from the back, warmers
+  // the stalest from the front.
   std::vector<std::unique_ptr<Conn>> idle_ MUSTER_GUARDED_BY(pool_mu_);
-  int total_ MUSTER_GUARDED_BY(pool_mu_) = 0;
+  int total_ MUSTER_GUARDED_BY(pool_mu_) = 0;  // idle, in use and being opened
+  // Prewarm's goal: connections in use or idle and fresh; 0 once reached.
+  int warm_target_ MUSTER_GUARDED_BY(pool_mu_) = 0;
+  bool stopping_ MUSTER_GUARDED_BY(pool_mu_) = false;
+  base::CondVar warm_cv_;
+  std::vector<std::thread> warmers_ MUSTER_GUARDED_BY(pool_mu_);  // started by the first Prewarm
 };
+
+HttplibTransport::~HttplibTransport() {
+  Cancel();
+  std::vector<std::thread> warmers;
+  {
+    base::MutexLock lock(&pool_mu_);
+    warmers.swap(warmers_);
+  }
+  for (std::thread& t : warmers) t.join();
+}
+
+void HttplibTransport::Cancel() {
+  {
+    base::MutexLock lock(&pool_mu_);
+    stopping_ = true;
+    warm_cv_.SignalAll();
+  }
+  shutdown_.Cancel();
+}
+
+void HttplibTransport::Prewarm(int connections) {
+  base::MutexLock lock(&pool_mu_);
+  if (stopping_ || connections <= 0) return;
+  warm_target_ = std::max(warm_target_, std::min(connections, max_connections_));
+  if (warmers_.empty()) {
+    for (int i = 0; i < kWarmers; ++i) warmers_.emplace_back([this] { WarmLoop(); });
+  }
+  warm_cv_.SignalAll();
+}
+
+bool HttplibTransport::ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) {
+  if (warm_target_ == 0) return false;
+  const auto stale_before = std::chrono::steady_clock::now() - fresh_for_;
+  const auto is_fresh = [&](const std::unique_ptr<Conn>& c) { return c->answered > stale_before; };
+  const int fresh_idle = static_cast<int>(std::count_if(idle_.begin(), idle_.end(), is_fresh));
+  const int in_use = total_ - static_cast<int>(idle_.size());
+  if (in_use + fresh_idle >= warm_target_) {
+    warm_target_ = 0;
+    return false;
+  }
+  if (!idle_.empty() && !is_fresh(idle_.front())) {
+    *conn = std::move(idle_.front());
+    idle_.erase(idle_.begin());
+    return true;
+  }
+  if (total_ < max_connections_) {
+    ++total_;
+    *open_new = true;
+    return true;
+  }
+  warm_target_ = 0;
+  return false;
+}
+
+void HttplibTransport::WarmLoop() {
+  for (;;) {
+    std::unique_ptr<Conn> conn;
+    bool open_new = false;
+    {
+      base::MutexLock lock(&pool_mu_);
+      while (!stopping_ && !ClaimToWarm(&conn, &open_new)) warm_cv_.Wait(&pool_mu_);
+      if (stopping_) {
+        if (open_new) --total_;
+        if (conn) idle_.insert(idle_.begin(), std::move(conn));
+        return;
+      }
+    }
+    if (open_new) conn = NewConn(/*keep_alive=*/true);
+    // Any cheap request opens the connection: /version is readable by every
+    // client (the system:public-info-viewer role).
+    HttpRequest request{.method = "GET", .target = "/version"};
+    httplib::Request req = BuildRequest(request);
+    httplib::Response res;
+    const bool answered = Execute(*conn, request, req, res).ok();
+    Release(std::move(conn), answered);
+  }
+}
 
 std::unique_ptr<Conn> HttplibTransport::NewConn(bool keep_alive) {
   auto conn = std::make_unique<Conn>();
@@ -217,9 +322,15 @@ std::unique_ptr<Conn> HttplibTransport::Acquire() {
   return NewConn(/*keep_alive=*/true);
 }
 
-void HttplibTransport::Release(std::unique_ptr<Conn> conn) {
+void HttplibTransport::Release(std::unique_ptr<Conn> conn, bool answered) {
   base::MutexLock lock(&pool_mu_);
-  idle_.push_back(std::move(conn));
+  if (answered) {
+    conn->answered = std::chrono::steady_clock::now();
+    idle_.push_back(std::move(conn));
+  } else {
+    conn->answered = {};
+    idle_.insert(idle_.begin(), std::move(conn));
+  }
   pool_cv_.Signal();
 }
 
@@ -262,7 +373,7 @@ StatusOr<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
   httplib::Response res;
   std::unique_ptr<Conn> conn = Acquire();
   Status status = Execute(*conn, request, req, res);
-  Release(std::move(conn));
+  Release(std::move(conn), status.ok());
   if (!status.ok()) return status;
   HttpResponse out;
   out.status = res.status;

@@ -9,9 +9,15 @@
 //    waits on a delayed ACK), HTTP/1.1 keep-alive, connect/read/write
 //    timeouts from ClientConfig::timeout;
 //  - a pool of ClientConfig::max_connections keep-alive connections for Send() (a cpp-httplib
-//  client
-//    serialises its requests) and a dedicated connection per Stream(), so a
+//    client serialises its requests) and a dedicated connection per Stream(), so a
 //    watch never blocks other calls;
+//  - Prewarm(n): background threads open or refresh pooled connections with a
+//    GET /version each, so a burst of n requests finds n connections whose
+//    handshakes are done. A connection idle longer than
+//    ClientConfig::connection_fresh_for counts as closed by the server
+//    (kube-apiserver closes keep-alive connections idle for 90 s:
+//    IdleTimeout in k8s.io/apiserver/pkg/server/secure_serving.go), and a
+//    request on it would reconnect first;
 //  - the bearer token header on every request, re-read from
 //    ClientConfig::bearer_token_file at most once a minute;
 //  - cancellation: a request's CancelToken (and the transport's Cancel())
@@ -97,6 +103,13 @@ class HttpTransport {
   // Aborts every call in flight and makes every later call fail with
   // Cancelled (shutdown). Idempotent.
   virtual void Cancel() = 0;
+
+  // Announces a burst of up to `connections` concurrent requests: without
+  // blocking the caller, the transport opens (or refreshes) pooled
+  // connections in the background so that many are ready before the burst,
+  // sparing its requests the TCP and TLS handshakes. A hint: the default
+  // does nothing (transports without a pool).
+  virtual void Prewarm(int connections) { (void)connections; }
 };
 
 // A cpp-httplib transport for `config`. InvalidArgument for a malformed

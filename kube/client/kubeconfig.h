@@ -37,6 +37,10 @@ struct ClientConfig {
   // Keep-alive connections for normal requests (HTTP/1.1: one request in
   // flight each); more concurrent requests wait for one. Watches have their own.
   int max_connections = 8;
+  // A pooled connection idle longer than this is assumed closed by the server
+  // (HttpTransport::Prewarm refreshes it); below kube-apiserver's 90 s idle
+  // timeout.
+  Duration connection_fresh_for = std::chrono::seconds(60);
   std::string user_agent = "muster/0.1";
   std::string default_namespace;  // the context's namespace (in-cluster: the pod's)
 };
