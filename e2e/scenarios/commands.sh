@@ -121,7 +121,7 @@ conds=$(field vcjob/sleeper '{range .status.conditions[*]}{.status} {end}')
 expect_contains "sleeper conditions" "$conds" "Aborting Aborted"
 expect_contains "sleeper CommandIssued Event" "$(events_of sleeper CommandIssued)" \
   "Start to execute command AbortJob"
-expect_eq "sleeper PodGroups while Aborted" "$(k get podgroups -o name | grep -c '/sleeper-' || true)" 0
+expect_eq "sleeper PodGroups while Aborted" "$(k get podgroups.scheduling.volcano.sh -o name | grep -c '/sleeper-' || true)" 0
 
 # --- 3. vcctl job resume -----------------------------------------------------------
 cmd=$(vc_command ResumeJob Job sleeper)
@@ -168,7 +168,7 @@ refused() { nonempty events_of late InvalidSpec; }
 wait_for "late InvalidSpec Event" 30 refused
 expect_contains "late Warning Event" "$(events_of late InvalidSpec)" "can only submit job to queue with state"
 sleep 2 # a Job the reconciler ran would have its PodGroup by now
-expect_eq "late PodGroups" "$(k get podgroups -o name | grep -c '/late-' || true)" 0
+expect_eq "late PodGroups" "$(k get podgroups.scheduling.volcano.sh -o name | grep -c '/late-' || true)" 0
 expect_eq "late pods" "$(job_pods late | wc -l)" 0
 
 # --- 7. vcctl queue operate -a open -------------------------------------------------

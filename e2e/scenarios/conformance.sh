@@ -90,14 +90,14 @@ count_bound() { gang_pods "$1" | awk '$3 != "<none>"' | wc -l; }
 count_pods() { gang_pods "$1" | wc -l; }
 running_is() { (($(count_running "$1") == $2)); }
 pods_are() { (($(count_pods "$1") == $2)); }
-pg_message() { field "podgroup/$1" '{.status.conditions[*].message}'; }
+pg_message() { field "podgroups.scheduling.volcano.sh/$1" '{.status.conditions[*].message}'; }
 pg_message_has() { [[ $(pg_message "$1") == *"$2"* ]]; }
 events_of() { # PODGROUP REASON: how many such Events it has
   k get events --field-selector "involvedObject.name=$1,reason=$2" -o name | wc -l
 }
 case_gone() { k_none pods -l "e2e.muster.io/case=$1"; }
 end_case() {
-  k delete podgroups,pods -l "e2e.muster.io/case=$1" --wait=false >/dev/null
+  k delete podgroups.scheduling.volcano.sh,pods -l "e2e.muster.io/case=$1" --wait=false >/dev/null
   wait_for "the pods of case $1 gone" 60 case_gone "$1"
 }
 

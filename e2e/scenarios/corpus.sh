@@ -100,7 +100,7 @@ ports_of() { field "pod/$1" '{range .spec.containers[0].ports[*]}{.name}:{.conta
 mounts_of() { field "pod/$1" '{range .spec.containers[0].volumeMounts[*]}{.name}:{.mountPath} {end}'; }
 uid_of() { field "vcjob/$1" '{.metadata.uid}'; }
 podgroups_of() { # JOB UID -> how many PodGroups <job>-<uid> exist (0 or 1)
-  k get podgroups -o name | grep -c "/$1-$2\$" || true
+  k get podgroups.scheduling.volcano.sh -o name | grep -c "/$1-$2\$" || true
 }
 events_of() { # NAME REASON -> the messages of NAME's Events with REASON
   k get events --field-selector "involvedObject.name=$1,reason=$2" \
@@ -273,11 +273,11 @@ outcome leaf "Running in leaf queue $LEAF: 2 pods; allocated cpu 1 in $LEAF and 
 apply hier-over-parent.yaml
 over_uid=$(uid_of over-parent)
 over_pg=over-parent-$over_uid
-pg_message() { k get podgroup "$1" -o 'jsonpath={range .status.conditions[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null; }
+pg_message() { k get podgroups.scheduling.volcano.sh "$1" -o 'jsonpath={range .status.conditions[*]}{.reason}: {.message}{"\n"}{end}' 2>/dev/null; }
 pg_says() { [[ $(pg_message "$1") == *"$2"* ]]; }
 wait_for "PodGroup $over_pg names $PARENT's capability" 30 pg_says "$over_pg" \
   "QueueCapability: not admitted: queue $PARENT is at its capability: needs cpu=5"
-expect_eq "over-parent PodGroup phase" "$(field "podgroup/$over_pg" '{.status.phase}')" Pending
+expect_eq "over-parent PodGroup phase" "$(field "podgroups.scheduling.volcano.sh/$over_pg" '{.status.phase}')" Pending
 
 # --- Deployment with schedulerName volcano in a queue of capability cpu 2 ---------
 web_pods() { # "name phase node" of the Deployment's pods

@@ -118,10 +118,10 @@ all_decided() {
   local p
   for p in "$@"; do decided "$p" || return 1; done
 }
-pg_phase() { k get podgroup "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
+pg_phase() { k get podgroups.scheduling.volcano.sh "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
 pg_phase_is() { [[ $(pg_phase "$1") == "$2" ]]; }
 pg_conditions() {
-  k get podgroup "$1" -o 'jsonpath={range .status.conditions[*]}{.type}/{.reason}: {.message}{"\n"}{end}' 2>/dev/null
+  k get podgroups.scheduling.volcano.sh "$1" -o 'jsonpath={range .status.conditions[*]}{.type}/{.reason}: {.message}{"\n"}{end}' 2>/dev/null
 }
 # pg_says PG TEXT: a condition's message contains TEXT.
 pg_says() { [[ $(pg_conditions "$1") == *"$2"* ]]; }

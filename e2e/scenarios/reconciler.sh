@@ -62,7 +62,7 @@ k apply -f "$EXAMPLES/ctr-ps.yaml" -f "$EXAMPLES/mpi.yaml" -f "$EXAMPLES/pytorch
 e2e_log "applied examples/volcano/{ctr-ps,mpi,pytorch}.yaml"
 wait_for "ctr-ps: 4 pods Running" 60 running_is ctr-ps 4
 wait_for "ctr-ps phase Running" 30 job_phase_is ctr-ps Running
-pg=$(k get podgroups -o name | grep '/ctr-ps-' || true)
+pg=$(k get podgroups.scheduling.volcano.sh -o name | grep '/ctr-ps-' || true)
 expect_eq "ctr-ps PodGroup" "$pg" "podgroup.scheduling.volcano.sh/ctr-ps-$(field vcjob/ctr-ps '{.metadata.uid}')"
 expect_eq "ctr-ps PodGroup minMember" "$(field "$pg" '{.spec.minMember}')" 4
 # All four bound together: one gang plan, the binds within one pass.
@@ -158,7 +158,7 @@ for job in dep-cycle mpi-no-master ray-plugin restart-partition; do
   expect_contains "$job Warning Event" "$(invalid_event "$job")" "${want[$job]}"
   expect_eq "$job pods" "$(job_pods "$job" | wc -l)" 0
 done
-expect_eq "PodGroups of invalid jobs" "$(k get podgroups -o name | grep -cE '/(dep-cycle|mpi-no-master|ray-plugin|restart-partition)-' || true)" 0
+expect_eq "PodGroups of invalid jobs" "$(k get podgroups.scheduling.volcano.sh -o name | grep -cE '/(dep-cycle|mpi-no-master|ray-plugin|restart-partition)-' || true)" 0
 
 # --- 7. crash safety ------------------------------------------------------------
 # Two kill points: right after the Job is created (the first sync: plugin
@@ -176,7 +176,7 @@ crash_at() { # JOB WHEN(created|creating)
   kill -KILL "$pid"
   "$CLUSTER" reconciler stop ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1
   e2e_log "reconciler killed (SIGKILL) once $job was $when: $(job_pods "$job" | wc -l) of 40 pods," \
-    "$(k get podgroups -o name | grep -c "/$job-" || true) PodGroup, $(k get secret "$job-ssh" -o name 2>/dev/null | wc -l) Secret"
+    "$(k get podgroups.scheduling.volcano.sh -o name | grep -c "/$job-" || true) PodGroup, $(k get secret "$job-ssh" -o name 2>/dev/null | wc -l) Secret"
   "$CLUSTER" reconciler start ${MUSTER_E2E_DIR:+--dir "$MUSTER_E2E_DIR"} >/dev/null 2>&1 ||
     fail "the reconciler did not start again"
 }
@@ -192,7 +192,7 @@ done
 sleep 3 # anything a second reconciler would duplicate has been written by now
 for job in crash-a crash-b; do
   expect_eq "$job pods" "$(k get pods -l "volcano.sh/job-name=$job" -o name | wc -l)" 40
-  expect_eq "$job PodGroups" "$(k get podgroups -o name | grep -c "/$job-")" 1
+  expect_eq "$job PodGroups" "$(k get podgroups.scheduling.volcano.sh -o name | grep -c "/$job-")" 1
   expect_eq "$job status.version" "$(field "vcjob/$job" '{.status.version}')" 0
   wait_for "$job phase Running" 30 job_phase_is "$job" Running
   expect_eq "$job Secret" "$(k get secret "$job-ssh" -o name)" "secret/$job-ssh"
@@ -227,4 +227,4 @@ expect_eq "mpi master phase" "$(field pod/mpi-job-mpimaster-0 '{.status.phase}')
 wait_for "ctr-ps Completed" 90 job_phase_is ctr-ps Completed
 wait_for "ctr-ps pservers cleaned up" 30 task_gone ctr-ps pserver
 expect_eq "ctr-ps trainers Succeeded" "$(job_pods ctr-ps | awk '$2 == "Succeeded"' | wc -l)" 2
-expect_eq "ctr-ps PodGroups left" "$(k get podgroups -o name | grep -c '/ctr-ps-' || true)" 0
+expect_eq "ctr-ps PodGroups left" "$(k get podgroups.scheduling.volcano.sh -o name | grep -c '/ctr-ps-' || true)" 0

@@ -121,10 +121,10 @@ pass "muster: the 4-pod gang is all in rack b (stock: rack(s) $stock_racks)"
 
 wide_items | k apply -f - >/dev/null || fail "creating the 5-pod gang failed"
 wide_says_why() {
-  [[ $(k get podgroup wide -o jsonpath='{.status.conditions[*].message}') == *"must fit in one rack"* ]]
+  [[ $(k get podgroups.scheduling.volcano.sh wide -o jsonpath='{.status.conditions[*].message}') == *"must fit in one rack"* ]]
 }
 wait_for "the 5-pod gang's PodGroup to say why it waits" 30 wide_says_why
-message=$(k get podgroup wide -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}')
+message=$(k get podgroups.scheduling.volcano.sh wide -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}')
 sleep 3 # a few more passes: still nothing bound
 [[ $(bound_count wide) -eq 0 ]] || fail "muster bound part of the 5-pod gang that fits no rack"
 pass "the 5-pod rack-bound gang waits, nothing bound: $message"

@@ -95,7 +95,7 @@ job_failed() {
 }
 group_told() {
   local c='{.status.conditions[?(@.type=="Unschedulable")]'
-  [[ $(field "podgroup/$1" "$c.reason}") == InvalidSpec && $(field "podgroup/$1" "$c.message}") == "$2"* ]]
+  [[ $(field "podgroups.scheduling.volcano.sh/$1" "$c.reason}") == InvalidSpec && $(field "podgroups.scheduling.volcano.sh/$1" "$c.message}") == "$2"* ]]
 }
 pod_told() {
   grep -qF "muster: PodGroup $E2E_NS/pg-bad-gpu cannot be read: ${BAD_GROUPS[0]#*|}" <<<"$(failed_scheduling pg-bad-gpu-0)"
@@ -112,7 +112,7 @@ for entry in "${BAD_GROUPS[@]}"; do
   name=${entry%%|*} want=${entry#*|}
   wait_for "$name: Unschedulable / InvalidSpec naming the field" 20 group_told "$name" "$want"
   wait_for "$name: one Warning InvalidSpec Event" 20 said PodGroup "$name" "$want"
-  pass "$name: $(field "podgroup/$name" '{.status.conditions[0].message}')"
+  pass "$name: $(field "podgroups.scheduling.volcano.sh/$name" '{.status.conditions[0].message}')"
 done
 for entry in "${BAD_QUEUES[@]}"; do
   name=${entry%%|*} want=${entry#*|}
@@ -133,7 +133,7 @@ expect_eq "pg-bad-gpu-0 bound" "$(field pod/pg-bad-gpu-0 '{.spec.nodeName}')" ""
 for entry in "${BAD_JOBS[@]}"; do
   name=${entry%%|*}
   expect_eq "$name: no PodGroup, no pods" \
-    "$(k get podgroups,pods -o name | grep -c "/$name-" || true)" 0
+    "$(k get podgroups.scheduling.volcano.sh,pods -o name | grep -c "/$name-" || true)" 0
 done
 
 # --- 4. /debug/state and the gauges -------------------------------------------------
