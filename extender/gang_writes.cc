@@ -348,17 +348,30 @@ void Expire(Time now, WriteMemory& memory) {
 }  // namespace
 
 WriteSlot SlotOf(const GangWrite& write) {
-  return std::visit(
-      Overloaded{
-          [](const LiftGate& w) { return WriteSlot{kRankPod, PodKey(w.gang, w.uid)}; },
-          [](const AnnotateReservedNode& w) { return WriteSlot{kRankPod, PodKey(w.gang, w.uid)}; },
-          [](const PodGroupStatusWrite& w) { return WriteSlot{kRankPodGroupStatus, w.key}; },
-          [](const AnswerBrokenPodGroup& w) { return WriteSlot{kRankBrokenPodGroup, w.key}; },
-          [](const QueueStatusWrite& w) { return WriteSlot{kRankQueueStatus, w.name}; },
-          [](const CreateEvent&) { return WriteSlot{kRankEvent, ""}; },
-          [](const EvictPod&) { return WriteSlot{kRankEviction, ""}; },
-      },
-      write);
+  return std::visit(Overloaded{
+                        [](const LiftGate& w) {
+                          return WriteSlot{kRankPod, PodKey(w.gang, w.uid)};
+                        },
+                        [](const AnnotateReservedNode& w) {
+                          return WriteSlot{kRankPod, PodKey(w.gang, w.uid)};
+                        },
+                        [](const PodGroupStatusWrite& w) {
+                          return WriteSlot{kRankPodGroupStatus, w.key};
+                        },
+                        [](const AnswerBrokenPodGroup& w) {
+                          return WriteSlot{kRankBrokenPodGroup, w.key};
+                        },
+                        [](const QueueStatusWrite& w) {
+                          return WriteSlot{kRankQueueStatus, w.name};
+                        },
+                        [](const CreateEvent&) {
+                          return WriteSlot{kRankEvent, ""};
+                        },
+                        [](const EvictPod&) {
+                          return WriteSlot{kRankEviction, ""};
+                        },
+                    },
+                    write);
 }
 
 void ForgetUnwritten(const WriteSlot& slot, WriteMemory& memory) {

@@ -155,6 +155,9 @@ class HttplibTransport final : public HttpTransport {
   std::unique_ptr<Conn> Acquire() MUSTER_EXCLUDES(pool_mu_);
   // Back to the pool; `answered`: the request on it succeeded.
   void Release(std::unique_ptr<Conn> conn, bool answered) MUSTER_EXCLUDES(pool_mu_);
+  // `request` on the pooled `conn`, which then goes back to the pool.
+  Status Exchange(std::unique_ptr<Conn> conn, const HttpRequest& request, httplib::Response& res)
+      MUSTER_EXCLUDES(pool_mu_);
   // A warmer thread: opens or refreshes connections while the pool holds
   // fewer than warm_target_ ready ones.
   void WarmLoop() MUSTER_EXCLUDES(pool_mu_);
@@ -261,11 +264,8 @@ void HttplibTransport::WarmLoop() {
     if (open_new) conn = NewConn(/*keep_alive=*/true);
     // Any cheap request opens the connection: /version is readable by every
     // client (the system:public-info-viewer role).
-    HttpRequest request{.method = "GET", .target = "/version"};
-    httplib::Request req = BuildRequest(request);
     httplib::Response res;
-    const bool answered = Execute(*conn, request, req, res).ok();
-    Release(std::move(conn), answered);
+    (void)Exchange(std::move(conn), HttpRequest{.method = "GET", .target = "/version"}, res);
   }
 }
 
@@ -368,13 +368,17 @@ Status HttplibTransport::Execute(Conn& conn, const HttpRequest& request, httplib
   return TransportError(err, what);
 }
 
-StatusOr<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
+Status HttplibTransport::Exchange(std::unique_ptr<Conn> conn, const HttpRequest& request,
+                                  httplib::Response& res) {
   httplib::Request req = BuildRequest(request);
-  httplib::Response res;
-  std::unique_ptr<Conn> conn = Acquire();
   Status status = Execute(*conn, request, req, res);
   Release(std::move(conn), status.ok());
-  if (!status.ok()) return status;
+  return status;
+}
+
+StatusOr<HttpResponse> HttplibTransport::Send(const HttpRequest& request) {
+  httplib::Response res;
+  MUSTER_RETURN_IF_ERROR(Exchange(Acquire(), request, res));
   HttpResponse out;
   out.status = res.status;
   out.body = std::move(res.body);
