@@ -461,7 +461,10 @@ std::vector<int> PortsAsking(const RequestLog& log, const std::string& path) {
 
 TEST_F(ClientTest, PrewarmOpensTheConnectionsABurstThenUses) {
   ClientConfig config;
-  config.max_connections = 8;
+  // The pool holds the four: a request of the burst that comes while a
+  // warm-up is still in flight waits for its connection rather than opening
+  // a fifth (the server logs the warm-up before the client has it back).
+  config.max_connections = 4;
   auto client = MakeClient(config);
   client->Prewarm(4);
   ASSERT_TRUE(testing::WaitFor([&] { return PortsAsking(log_, "/version").size() == 4; }));

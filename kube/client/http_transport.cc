@@ -158,12 +158,13 @@ class HttplibTransport final : public HttpTransport {
   // `request` on the pooled `conn`, which then goes back to the pool.
   Status Exchange(std::unique_ptr<Conn> conn, const HttpRequest& request, httplib::Response& res)
       MUSTER_EXCLUDES(pool_mu_);
-  // A warmer thread: opens or refreshes connections while the pool holds
-  // fewer than warm_target_ ready ones.
+  // A warmer thread: carries out the warm-ups Prewarm asked for.
   void WarmLoop() MUSTER_EXCLUDES(pool_mu_);
-  // Claims the connection a warmer should warm next: the stalest idle one,
-  // or a slot for a new one (*open_new, null returned); false when the pool
-  // holds the target already (which is then cleared) or it is full.
+  // Connections that answered within fresh_for_ and wait in the pool.
+  int FreshIdle() const MUSTER_REQUIRES(pool_mu_);
+  // Claims the connection the next warm-up is for: the stalest idle one, or
+  // a slot for a new one (*open_new, null returned); false when none is
+  // pending, or the pool is full of fresh ones (the rest are dropped).
   bool ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) MUSTER_REQUIRES(pool_mu_);
   httplib::Request BuildRequest(const HttpRequest& request);
   Status Execute(Conn& conn, const HttpRequest& request, httplib::Request& req,
@@ -188,8 +189,8 @@ class HttplibTransport final : public HttpTransport {
   // the stalest from the front.
   std::vector<std::unique_ptr<Conn>> idle_ MUSTER_GUARDED_BY(pool_mu_);
   int total_ MUSTER_GUARDED_BY(pool_mu_) = 0;  // idle, in use and being opened
-  // Prewarm's goal: connections in use or idle and fresh; 0 once reached.
-  int warm_target_ MUSTER_GUARDED_BY(pool_mu_) = 0;
+  // Warm-ups asked for and not started yet.
+  int warm_pending_ MUSTER_GUARDED_BY(pool_mu_) = 0;
   bool stopping_ MUSTER_GUARDED_BY(pool_mu_) = false;
   base::CondVar warm_cv_;
   std::vector<std::thread> warmers_ MUSTER_GUARDED_BY(pool_mu_);  // started by the first Prewarm
@@ -216,36 +217,41 @@ void HttplibTransport::Cancel() {
 
 void HttplibTransport::Prewarm(int connections) {
   base::MutexLock lock(&pool_mu_);
-  if (stopping_ || connections <= 0) return;
-  warm_target_ = std::max(warm_target_, std::min(connections, max_connections_));
+  if (stopping_) return;
+  // Ready for the burst: in use (back soon, fresh), idle and fresh, or
+  // about to be warmed for an earlier call.
+  const int in_use = total_ - static_cast<int>(idle_.size());
+  const int ready = in_use + FreshIdle() + warm_pending_;
+  const int wanted = std::min(connections, max_connections_);
+  if (ready >= wanted) return;
+  warm_pending_ += wanted - ready;
   if (warmers_.empty()) {
     for (int i = 0; i < kWarmers; ++i) warmers_.emplace_back([this] { WarmLoop(); });
   }
   warm_cv_.SignalAll();
 }
 
-bool HttplibTransport::ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) {
-  if (warm_target_ == 0) return false;
+int HttplibTransport::FreshIdle() const {
   const auto stale_before = std::chrono::steady_clock::now() - fresh_for_;
-  const auto is_fresh = [&](const std::unique_ptr<Conn>& c) { return c->answered > stale_before; };
-  const int fresh_idle = static_cast<int>(std::count_if(idle_.begin(), idle_.end(), is_fresh));
-  const int in_use = total_ - static_cast<int>(idle_.size());
-  if (in_use + fresh_idle >= warm_target_) {
-    warm_target_ = 0;
-    return false;
-  }
-  if (!idle_.empty() && !is_fresh(idle_.front())) {
+  return static_cast<int>(std::count_if(idle_.begin(), idle_.end(),
+                                        [&](const auto& c) { return c->answered > stale_before; }));
+}
+
+bool HttplibTransport::ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) {
+  if (warm_pending_ == 0) return false;
+  const auto stale_before = std::chrono::steady_clock::now() - fresh_for_;
+  if (!idle_.empty() && idle_.front()->answered <= stale_before) {
     *conn = std::move(idle_.front());
     idle_.erase(idle_.begin());
-    return true;
-  }
-  if (total_ < max_connections_) {
+  } else if (total_ < max_connections_) {
     ++total_;
     *open_new = true;
-    return true;
+  } else {
+    warm_pending_ = 0;
+    return false;
   }
-  warm_target_ = 0;
-  return false;
+  --warm_pending_;
+  return true;
 }
 
 void HttplibTransport::WarmLoop() {
