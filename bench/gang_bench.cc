@@ -1,10 +1,12 @@
-// The gang controller's decision on a 1000-node cluster (gang::RunPass): the
-// part of every pass that grows with nodes and gangs. Each state is
-// measured as the gang wait bench (bench/gang_wait.sh) meets it: a cluster
-// half busy, gangs of 2..100 pods arriving, some waiting for their pods.
+// The gang controller's decision (gang::RunPass): the part of every pass
+// that grows with nodes and gangs. Each state is measured as the gang wait
+// bench (bench/gang_wait.sh) meets it: gangs of 2..100 pods, some bound
+// round-robin over the nodes, others waiting to be planned.
 //
-//   RunPass/<gangs>/<pending members>: `gangs` PodGroups, half running; of
-//   the others, pending gangs of up to 100 members to plan.
+//   RunPass/<nodes>/<gangs>/<waiting>: `gangs` PodGroups on `nodes` nodes
+//   of 8 GPUs, the first `waiting` of them pending (the others bound).
+//   5000 x 1000 x 1000 is issue 22's worst case: a pass over 1000 pending
+//   gangs on 5000 nodes (target 20 ms).
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -22,12 +24,11 @@ using ::muster::test::MakePod;
 using test::MakeGang;
 using test::MakeView;
 
-constexpr int kNodes = 1000;
 const Time kNow = Time::FromUnixSeconds(10'000);
 
-std::vector<Node> Nodes() {
+std::vector<Node> Nodes(int count) {
   std::vector<Node> nodes;
-  for (int i = 0; i < kNodes; ++i) {
+  for (int i = 0; i < count; ++i) {
     nodes.push_back(MakeNode("node-" + std::to_string(i))
                         .Cpu("96")
                         .Memory("1536Gi")
@@ -39,7 +40,7 @@ std::vector<Node> Nodes() {
 }
 
 // Gang g: `size` members of `gpus` GPUs; running ones bound round-robin.
-Gang GangOf(int g, int size, int gpus, bool running) {
+Gang GangOf(int g, int size, int gpus, bool running, int nodes) {
   const std::string name = "g" + std::to_string(g);
   auto b = MakeGang(name).MinMember(size).Created(kNow - std::chrono::seconds(g % 7));
   for (int i = 0; i < size; ++i) {
@@ -49,7 +50,7 @@ Gang GangOf(int g, int size, int gpus, bool running) {
                   .Memory("4Gi")
                   .Gpu(gpus);
     if (running) {
-      b.Bound(pod, "node-" + std::to_string((g * 131 + i * 7) % kNodes));
+      b.Bound(pod, "node-" + std::to_string((g * 131 + i * 7) % nodes));
     } else {
       b.Pending(pod);
     }
@@ -58,15 +59,16 @@ Gang GangOf(int g, int size, int gpus, bool running) {
 }
 
 void BM_RunPass(benchmark::State& state) {
-  const int gangs = static_cast<int>(state.range(0));
-  const int waiting = static_cast<int>(state.range(1));
+  const int nodes = static_cast<int>(state.range(0));
+  const int gangs = static_cast<int>(state.range(1));
+  const int waiting = static_cast<int>(state.range(2));
   constexpr int kSizes[] = {2, 4, 8, 16, 32, 64, 100};
   std::vector<Gang> all;
   for (int g = 0; g < gangs; ++g) {
     const bool running = g >= waiting;
-    all.push_back(GangOf(g, kSizes[g % 7], 1 + g % 3, running));
+    all.push_back(GangOf(g, kSizes[g % 7], 1 + g % 3, running, nodes));
   }
-  const ClusterView view = MakeView(Nodes(), all);
+  const ClusterView view = MakeView(Nodes(nodes), all);
   int64_t planned = 0;
   for (auto _ : state) {
     PassResult result = RunPass(view, all, {}, kNow, PassConfig{});
@@ -77,11 +79,13 @@ void BM_RunPass(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(planned) / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_RunPass)
-    ->ArgNames({"gangs", "waiting"})
-    ->Args({60, 0})
-    ->Args({60, 1})
-    ->Args({60, 5})
-    ->Args({200, 5})
+    ->ArgNames({"nodes", "gangs", "waiting"})
+    ->Args({1000, 60, 0})
+    ->Args({1000, 60, 1})
+    ->Args({1000, 60, 5})
+    ->Args({1000, 200, 5})
+    ->Args({5000, 1000, 100})
+    ->Args({5000, 1000, 1000})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -102,6 +102,11 @@ bool NodeAdmits(const NodeView& node, const Pod& pod) {
          TaintsTolerated(pod, *node.node);
 }
 
+bool SameNodeConstraints(const Pod& a, const Pod& b) {
+  return a.spec.node_selector == b.spec.node_selector && a.spec.affinity == b.spec.affinity &&
+         a.spec.tolerations == b.spec.tolerations;
+}
+
 Resources SlotRequest(const Pod& pod) { return WithPodSlot(pod.EffectiveRequest()); }
 
 std::optional<size_t> FindNode(const ClusterView& view, std::string_view name) {

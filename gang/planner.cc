@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -67,7 +68,7 @@ struct Slot {
   const Member* member = nullptr;
   std::string task;
   std::vector<int64_t> request;  // per resource in Greedy::dims_
-  std::vector<char> admits;      // per node: NodeAdmits
+  size_t admits = 0;             // index into Greedy::admit_sets_
   std::optional<size_t> node;    // where the greedy put it
   uint32_t gpus = 0;             // which GPUs of it, when its layout is known
   // GPU sharing: what it asks (empty: no shares), whether its GPU request
@@ -80,6 +81,14 @@ struct Slot {
   bool failed = false;     // fitted no node; final, as free only shrinks
   Pick picked = Pick::kNo;
 };
+
+// Slots that fit the same nodes and rank them alike: the same request, GPU
+// shares and admitting nodes (Fits and Greedy::RankOf read nothing else of
+// a slot but its hint, which only ChooseNode reads).
+bool SameAsk(const Slot& a, const Slot& b) {
+  return a.request == b.request && a.admits == b.admits && a.shares == b.shares &&
+         a.gpu_request_ok == b.gpu_request_ok;
+}
 
 // One greedy run over a local copy of the free capacity. Resources are held
 // densely (one int64 per name the gang asks for) because the preemption
@@ -115,7 +124,13 @@ class Greedy {
   bool Substitute(const Slot& failed);
   bool TryPlace(Slot& slot);
   bool Fits(const Slot& slot, size_t node) const;
-  std::optional<size_t> ChooseNode(const Slot& slot) const;
+  // How a node suits the slot, lower better (see ChooseNode).
+  using Rank = std::tuple<int, int, int, int64_t, int64_t, size_t>;
+  Rank RankOf(const Slot& slot, size_t node) const;
+  std::optional<size_t> ChooseNode(const Slot& slot);
+  // The best fitting node for `slot` among those no placement has changed
+  // since ranked_ was built for its ask (rebuilt when the ask differs).
+  std::optional<std::pair<Rank, size_t>> BestUnchanged(const Slot& slot);
   // The member's GPU set on the node; nothing when the layout is unknown or
   // the member asks no GPU. Memoised: nodes of one model share layouts.
   std::optional<GpuPick> PickGpus(const Slot& slot, size_t node) const;
@@ -133,19 +148,61 @@ class Greedy {
   }
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
+  // Where the slot's member may go at all (NodeAdmits), per node.
+  const std::vector<char>& Admits(const Slot& slot) const { return admit_sets_[slot.admits].nodes; }
+  // The index into admit_sets_ of `pod`'s constraints, computed on first use.
+  size_t AdmitSetOf(const Pod& pod);
+  // A slot that fits nowhere leaves every slot asking the same nowhere too,
+  // as free only shrinks (SameAsk).
+  bool FailedAlike(const Slot& slot) const;
+  // free_ / base_ of node n, dimension d.
+  int64_t& Free(size_t n, size_t d) { return free_[n * dims_.size() + d]; }
+  int64_t Free(size_t n, size_t d) const { return free_[n * dims_.size() + d]; }
+  int64_t Base(size_t n, size_t d) const { return base_[n * dims_.size() + d]; }
+  // `r`'s amounts of dims_ into out[0..dims_.size()) (absent: 0).
+  void ReadDims(const Resources& r, int64_t* out) const;
+  // What node n's GPUs hold: the view's (none on an empty cluster) until a
+  // member takes a share there; OwnUses copies them for that.
+  const GpuUses& UsesOf(size_t n) const;
+  GpuUses& OwnUses(size_t n);
 
   const Gang& gang_;
   const ClusterView& view_;
-  std::vector<std::string> dims_;           // resource names compared, sorted
-  size_t cpu_ = 0;                          // index of cpu in dims_
-  size_t gpu_ = 0;                          // index of nvidia.com/gpu in dims_
-  std::vector<std::vector<int64_t>> free_;  // [node][dim]
-  std::vector<std::vector<int64_t>> base_;  // free_ before this gang's pending members
-  std::vector<uint32_t> free_gpus_;         // [node]: NodeView::free_gpus, as members take them
-  std::vector<GpuUses> gpu_uses_;           // [node]: NodeView::gpu_uses, as members take shares
+  std::vector<std::string> dims_;  // resource names compared, sorted
+  size_t cpu_ = 0;                 // index of cpu in dims_
+  size_t gpu_ = 0;                 // index of nvidia.com/gpu in dims_
+  // [node * dims_.size() + dim]: one block, not a vector per node, as a
+  // 5000-node cluster is copied for every gang a pass plans.
+  std::vector<int64_t> free_;
+  std::vector<int64_t> base_;        // free_ before this gang's pending members
+  std::vector<uint32_t> free_gpus_;  // [node]: NodeView::free_gpus, as members take them
+  // NodeView::gpu_uses as members took shares: copied on a node's first
+  // share (a node's uses are 32 cards, too many to copy for every node).
+  std::vector<std::pair<size_t, GpuUses>> own_uses_;
   bool empty_cluster_ = false;
   std::vector<char> used_;  // nodes holding a member of the gang
   mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
+  // NodeAdmits per distinct set of scheduling constraints among the pending
+  // members (a gang's members mostly share one), not per member.
+  struct AdmitSet {
+    const Pod* like = nullptr;  // a member with these constraints
+    std::vector<char> nodes;    // per node: NodeAdmits
+  };
+  std::vector<AdmitSet> admit_sets_;
+  std::vector<const Slot*> failed_;  // slots that fitted nowhere, one per kind of ask
+  // Nodes a placement of this greedy changed (changed_[n] set), in order:
+  // only their fit and rank differ from what ranked_ holds.
+  std::vector<char> changed_;
+  std::vector<size_t> changed_list_;
+  // The fitting, unchanged nodes of one ask as a min-heap by rank, built by
+  // one walk over every node. Members of a gang mostly ask alike and come
+  // one after another (slots_ is ordered by size), so a gang of m members
+  // walks the nodes once per kind of ask instead of m times.
+  struct RankedAsk {
+    const Slot* like = nullptr;
+    std::vector<std::pair<Rank, size_t>> heap;  // std::greater: best on top
+  };
+  RankedAsk ranked_;
   std::vector<Slot> slots_;             // largest first
   std::vector<size_t> smallest_first_;  // indices into slots_
   int32_t placed_before_ = 0;           // bound, finished or reserved
@@ -193,8 +250,7 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
       ++placed_before_;
       ++placed_by_task_[m.Task()];
     } else if (AwaitsPlacement(m)) {
-      Slot slot{.member = &m, .task = m.Task()};
-      for (const NodeView& node : view_.nodes) slot.admits.push_back(NodeAdmits(node, *m.pod));
+      Slot slot{.member = &m, .task = m.Task(), .admits = AdmitSetOf(*m.pod)};
       if (StatusOr<GpuDemand> gpu = GpuDemandOf(*m.pod); gpu.ok()) {
         slot.shares = std::move(gpu->shares);
       } else {
@@ -204,6 +260,17 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
       requests.push_back(SlotRequest(*m.pod));
     }
   }
+}
+
+size_t Greedy::AdmitSetOf(const Pod& pod) {
+  for (size_t i = 0; i < admit_sets_.size(); ++i) {
+    if (SameNodeConstraints(*admit_sets_[i].like, pod)) return i;
+  }
+  AdmitSet set{.like = &pod};
+  set.nodes.reserve(view_.nodes.size());
+  for (const NodeView& node : view_.nodes) set.nodes.push_back(NodeAdmits(node, pod));
+  admit_sets_.push_back(std::move(set));
+  return admit_sets_.size() - 1;
 }
 
 // cpu and GPUs are always present because node choice ranks by them.
@@ -221,20 +288,54 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
   gpu_ = std::ranges::find(dims_, kNvidiaGpu) - dims_.begin();
 }
 
+// Both dims_ and r.entries() are sorted by name: one merge walk per node
+// instead of a binary search per dimension.
+void Greedy::ReadDims(const Resources& r, int64_t* out) const {
+  // std::string::compare's order, told by the first byte when that differs
+  // (resource names mostly do: cpu, memory, nvidia.com/gpu, pods).
+  const auto compare = [](const std::string& a, const std::string& b) {
+    if (a.empty() || b.empty() || a[0] == b[0]) return a.compare(b);
+    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]) ? -1 : 1;
+  };
+  const std::vector<Resources::Entry>& entries = r.entries();
+  size_t e = 0;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    int order = 1;  // entries[e] against dims_[d]; 1 once entries run out
+    while (e < entries.size() && (order = compare(entries[e].first, dims_[d])) < 0) ++e;
+    out[d] = order == 0 ? entries[e].second : 0;
+  }
+}
+
+const GpuUses& Greedy::UsesOf(size_t n) const {
+  static const GpuUses kIdle{};
+  if (changed_[n]) {
+    for (const auto& [node, uses] : own_uses_) {
+      if (node == n) return uses;
+    }
+  }
+  return empty_cluster_ ? kIdle : view_.nodes[n].gpu_uses;
+}
+
+GpuUses& Greedy::OwnUses(size_t n) {
+  for (auto& [node, uses] : own_uses_) {
+    if (node == n) return uses;
+  }
+  return own_uses_.emplace_back(n, UsesOf(n)).second;
+}
+
 void Greedy::InitFree(bool empty_cluster) {
-  free_.assign(view_.nodes.size(), std::vector<int64_t>(dims_.size()));
+  free_.assign(view_.nodes.size() * dims_.size(), 0);
   free_gpus_.assign(view_.nodes.size(), 0);
-  gpu_uses_.assign(view_.nodes.size(), GpuUses{});
   used_.assign(view_.nodes.size(), 0);
+  changed_.assign(view_.nodes.size(), 0);
   empty_cluster_ = empty_cluster;
   for (size_t n = 0; n < view_.nodes.size(); ++n) {
     const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
-    for (size_t d = 0; d < dims_.size(); ++d) free_[n][d] = base.Get(dims_[d]);
+    ReadDims(base, &Free(n, 0));
     // An empty cluster only asks whether counts ever fit: no GPU sets then,
     // and every GPU idle for shares.
     if (!empty_cluster) {
       free_gpus_[n] = view_.nodes[n].free_gpus;
-      gpu_uses_[n] = view_.nodes[n].gpu_uses;
     }
   }
   for (const Member& m : gang_.members) {
@@ -244,7 +345,7 @@ void Greedy::InitFree(bool empty_cluster) {
     used_[*n] = 1;
     if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
     const Resources held = SlotRequest(*m.pod);
-    for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= held.Get(dims_[d]);
+    for (size_t d = 0; d < dims_.size(); ++d) Free(*n, d) -= held.Get(dims_[d]);
   }
 }
 
@@ -323,17 +424,22 @@ bool Greedy::PlaceMinimum() {
   return short_.empty();
 }
 
+bool Greedy::FailedAlike(const Slot& slot) const {
+  return std::ranges::any_of(failed_, [&](const Slot* f) { return SameAsk(*f, slot); });
+}
+
 bool Greedy::TryPlace(Slot& slot) {
-  const std::optional<size_t> n = ChooseNode(slot);
+  const std::optional<size_t> n = FailedAlike(slot) ? std::nullopt : ChooseNode(slot);
   if (!n) {
+    if (!FailedAlike(slot)) failed_.push_back(&slot);
     slot.failed = true;
     return false;
   }
-  for (size_t d = 0; d < dims_.size(); ++d) free_[*n][d] -= slot.request[d];
+  for (size_t d = 0; d < dims_.size(); ++d) Free(*n, d) -= slot.request[d];
   if (!slot.shares.empty()) {
     slot.slices = PlaceSlotShares(slot, *n).value_or(std::vector<GpuSlice>());
     const GpuHolding held{.slices = slot.slices};
-    AccountHolding(gpu_uses_[*n], held, +1);
+    AccountHolding(OwnUses(*n), held, +1);
     free_gpus_[*n] &= ~held.Gpus();
   } else if (const std::optional<GpuPick> pick = PickGpus(slot, *n)) {
     slot.gpus = pick->gpus;
@@ -343,22 +449,27 @@ bool Greedy::TryPlace(Slot& slot) {
     free_gpus_[*n] &= ~pick->gpus;
   }
   used_[*n] = 1;
+  if (!changed_[*n]) {
+    changed_[*n] = 1;
+    changed_list_.push_back(*n);
+  }
   slot.node = n;
   return true;
 }
 
 // Only positive requests are compared, as kube-scheduler does.
 bool Greedy::Fits(const Slot& slot, size_t node) const {
-  if (!slot.admits[node] || !slot.gpu_request_ok) return false;
+  if (!Admits(slot)[node] || !slot.gpu_request_ok) return false;
+  const int64_t* free = free_.data() + node * dims_.size();
   for (size_t d = 0; d < dims_.size(); ++d) {
-    if (slot.request[d] > 0 && slot.request[d] > free_[node][d]) return false;
+    if (slot.request[d] > 0 && slot.request[d] > free[d]) return false;
   }
   if (!slot.shares.empty()) return PlaceSlotShares(slot, node).has_value();
   // Whole GPUs go on GPUs nobody shares: where some are shared, count them.
   const int64_t whole = WholeGpus(slot);
   const NodeView& view = view_.nodes[node];
   if (whole > 0 && !empty_cluster_ && view.gpu_cards != nullptr &&
-      std::ranges::any_of(gpu_uses_[node], [](const GpuCardUse& u) { return u.sharers > 0; })) {
+      std::ranges::any_of(UsesOf(node), [](const GpuCardUse& u) { return u.sharers > 0; })) {
     return std::popcount(free_gpus_[node]) >= whole;
   }
   return true;
@@ -379,7 +490,7 @@ std::optional<std::vector<GpuSlice>> Greedy::PlaceSlotShares(const Slot& slot, s
       idle_order.push_back(std::countr_zero(one->gpus));
     }
   }
-  return PlaceShares(slot.shares, *view.gpu_cards, gpu_uses_[node], usable, idle_order);
+  return PlaceShares(slot.shares, *view.gpu_cards, UsesOf(node), usable, idle_order);
 }
 
 int Greedy::GpuPreference(const Slot& slot, size_t node, const std::optional<GpuPick>& pick) const {
@@ -387,7 +498,7 @@ int Greedy::GpuPreference(const Slot& slot, size_t node, const std::optional<Gpu
   const std::optional<std::vector<GpuSlice>> slices = PlaceSlotShares(slot, node);
   if (!slices) return 0;
   return static_cast<int>(
-      std::lround(SharedFill(*slices, *view_.nodes[node].gpu_cards, gpu_uses_[node]) * 1000));
+      std::lround(SharedFill(*slices, *view_.nodes[node].gpu_cards, UsesOf(node)) * 1000));
 }
 
 std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
@@ -407,22 +518,45 @@ std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
 // already uses, to keep it close; then the fewest GPUs stranded (left
 // without a best-link partner); then best fit: fewest GPUs left, least cpu
 // left, so whole free nodes and NVLink islands stay whole for the next big
-// member.
-std::optional<size_t> Greedy::ChooseNode(const Slot& slot) const {
-  const auto rank = [&](size_t n) {
-    const std::optional<GpuPick> picked = PickGpus(slot, n);
-    const GpuPick pick = picked.value_or(GpuPick{});
-    return std::tuple(-GpuPreference(slot, n, picked), used_[n] ? 0 : 1, pick.damage,
-                      free_[n][gpu_] - slot.request[gpu_], free_[n][cpu_] - slot.request[cpu_],
-                      std::string_view(view_.nodes[n].name()));
-  };
-  std::optional<size_t> best;
-  for (size_t n = 0; n < view_.nodes.size(); ++n) {
-    if (!Fits(slot, n)) continue;
-    if (!slot.member->hint.empty() && view_.nodes[n].name() == slot.member->hint) return n;
-    if (!best || rank(n) < rank(*best)) best = n;
+// member; then the node's name (its index: view_.nodes is in name order).
+Greedy::Rank Greedy::RankOf(const Slot& slot, size_t n) const {
+  const std::optional<GpuPick> picked = PickGpus(slot, n);
+  const GpuPick pick = picked.value_or(GpuPick{});
+  return Rank(-GpuPreference(slot, n, picked), used_[n] ? 0 : 1, pick.damage,
+              Free(n, gpu_) - slot.request[gpu_], Free(n, cpu_) - slot.request[cpu_], n);
+}
+
+std::optional<std::pair<Greedy::Rank, size_t>> Greedy::BestUnchanged(const Slot& slot) {
+  if (ranked_.like == nullptr || !SameAsk(*ranked_.like, slot)) {
+    ranked_.like = &slot;
+    ranked_.heap.clear();
+    for (size_t n = 0; n < view_.nodes.size(); ++n) {
+      if (!changed_[n] && Fits(slot, n)) ranked_.heap.emplace_back(RankOf(slot, n), n);
+    }
+    std::ranges::make_heap(ranked_.heap, std::greater<>{});
   }
-  return best;
+  // A node placed on since is ranked afresh by the caller.
+  while (!ranked_.heap.empty() && changed_[ranked_.heap.front().second]) {
+    std::ranges::pop_heap(ranked_.heap, std::greater<>{});
+    ranked_.heap.pop_back();
+  }
+  if (ranked_.heap.empty()) return std::nullopt;
+  return ranked_.heap.front();
+}
+
+std::optional<size_t> Greedy::ChooseNode(const Slot& slot) {
+  if (!slot.member->hint.empty()) {
+    const std::optional<size_t> hint = FindNode(view_, slot.member->hint);
+    if (hint && Fits(slot, *hint)) return hint;
+  }
+  std::optional<std::pair<Rank, size_t>> best = BestUnchanged(slot);
+  for (size_t n : changed_list_) {
+    if (!Fits(slot, n)) continue;
+    std::pair<Rank, size_t> candidate(RankOf(slot, n), n);
+    if (!best || candidate < *best) best = std::move(candidate);
+  }
+  if (!best) return std::nullopt;
+  return best->second;
 }
 
 // The resource that keeps `slot` off every admitting node: one it asks more
@@ -436,10 +570,10 @@ size_t Greedy::Blocker(const Slot& slot) const {
     if (slot.request[d] <= 0) continue;
     int64_t largest = std::numeric_limits<int64_t>::min();
     int short_on = 0;
-    for (size_t n = 0; n < free_.size(); ++n) {
-      if (!slot.admits[n]) continue;
-      largest = std::max(largest, free_[n][d]);
-      if (slot.request[d] > free_[n][d]) ++short_on;
+    for (size_t n = 0; n < view_.nodes.size(); ++n) {
+      if (!Admits(slot)[n]) continue;
+      largest = std::max(largest, Free(n, d));
+      if (slot.request[d] > Free(n, d)) ++short_on;
     }
     if (slot.request[d] > largest && (!hard || d == gpu_)) hard = d;
     if (short_on > most || (short_on == most && d == gpu_)) {
@@ -458,9 +592,9 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
     if (slot.shares.empty()) continue;
     const bool counts_fit = std::ranges::any_of(view_.nodes, [&](const NodeView& node) {
       const size_t n = static_cast<size_t>(&node - view_.nodes.data());
-      if (!slot.admits[n]) return false;
+      if (!Admits(slot)[n]) return false;
       for (size_t d = 0; d < dims_.size(); ++d) {
-        if (slot.request[d] > 0 && slot.request[d] > free_[n][d]) return false;
+        if (slot.request[d] > 0 && slot.request[d] > Free(n, d)) return false;
       }
       return true;
     });
@@ -469,11 +603,17 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
              ", which no GPU " + (free_word == "free" ? "has free" : "can give") + " to share";
     }
   }
-  std::map<size_t, int> votes;                     // blocking resource -> members it blocks
-  std::vector<std::pair<size_t, size_t>> blocked;  // (slot, resource)
+  std::map<size_t, int> votes;                             // blocking resource -> members it blocks
+  std::vector<std::pair<size_t, size_t>> blocked;          // (slot, resource)
+  std::vector<std::pair<const Slot*, size_t>> blocker_of;  // one per kind of ask (SameAsk)
   for (size_t i : short_) {
-    if (std::ranges::none_of(slots_[i].admits, [](char a) { return a != 0; })) continue;
-    const size_t d = Blocker(slots_[i]);
+    const Slot& slot = slots_[i];
+    if (std::ranges::none_of(Admits(slot), [](char a) { return a != 0; })) continue;
+    auto known =
+        std::ranges::find_if(blocker_of, [&](const auto& b) { return SameAsk(*b.first, slot); });
+    const size_t d = known != blocker_of.end()
+                         ? known->second
+                         : blocker_of.emplace_back(&slot, Blocker(slot)).second;
     ++votes[d];
     blocked.emplace_back(i, d);
   }
@@ -486,14 +626,17 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
   }
   int64_t amount = 0;
   int64_t largest = 0;
-  int64_t largest_before = 0;  // before the gang's placed members took their share
+  int64_t largest_before = 0;       // before the gang's placed members took their share
+  std::vector<size_t> admits_seen;  // the nodes of an admit set are looked at once
   for (const auto& [i, d] : blocked) {
     if (d != top) continue;
     amount = std::max(amount, slots_[i].request[d]);
-    for (size_t n = 0; n < free_.size(); ++n) {
-      if (!slots_[i].admits[n]) continue;
-      largest = std::max(largest, free_[n][d]);
-      largest_before = std::max(largest_before, base_[n][d]);
+    if (std::ranges::find(admits_seen, slots_[i].admits) != admits_seen.end()) continue;
+    admits_seen.push_back(slots_[i].admits);
+    for (size_t n = 0; n < view_.nodes.size(); ++n) {
+      if (!Admits(slots_[i])[n]) continue;
+      largest = std::max(largest, Free(n, d));
+      largest_before = std::max(largest_before, Base(n, d));
     }
   }
   const std::string& name = dims_[top];
