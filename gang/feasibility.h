@@ -1,6 +1,7 @@
 // Internal helpers of the gang planner shared by planner.cc and pass.cc:
-// what a member takes on a node, and node lookup by name. NodeAdmits (the
-// node-level predicate) is declared in gang.h and defined in feasibility.cc.
+// what a member takes on a node, node lookup by name, and when two pods'
+// node constraints are the same. NodeAdmits (the node-level predicate) is
+// declared in gang.h and defined in feasibility.cc.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,10 @@ namespace muster::gang {
 // amount a NodeView's free must cover and the amount reserving/releasing it
 // moves.
 Resources SlotRequest(const Pod& pod);
+
+// True when NodeAdmits answers alike for `a` and `b` on every node: the same
+// node selector, affinity and tolerations.
+bool SameNodeConstraints(const Pod& a, const Pod& b);
 
 // The index of the node named `name` in view.nodes, which are in name order
 // (ClusterView's contract); nullopt when there is none.

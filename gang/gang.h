@@ -330,9 +330,6 @@ bool GangOrder(const Gang& a, const Gang& b);
 // True when `pod` may go on `node` at all (schedulable, selectors, affinity,
 // taints), resources aside.
 bool NodeAdmits(const NodeView& node, const Pod& pod);
-// True when NodeAdmits answers alike for `a` and `b` on every node: the same
-// node selector, affinity and tolerations.
-bool SameNodeConstraints(const Pod& a, const Pod& b);
 
 // Plans one gang on `view` without changing it. A GangPlan when the minimum
 // (minMember, minTaskMember) is met, else the Wait that says why.
