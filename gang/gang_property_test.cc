@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <random>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "gang/feasibility.h"
 #include "gang/gang.h"
 #include "gang/testing/builders.h"
+#include "gang/testing/random.h"
 #include "model/testing/builders.h"
 
 namespace muster::gang {
@@ -29,6 +29,7 @@ using muster::test::MakePod;
 using test::GangBuilder;
 using test::MakeGang;
 using test::MakeView;
+using test::Rng;
 
 // The unit tier (optimised) runs 2000 random clusters in about 3 s. Under
 // ASan+UBSan (Debug) each case costs ~30 times more: 2000 took 107 s against
@@ -41,18 +42,6 @@ constexpr int kCases = 2000;
 #endif
 constexpr int kMaxSteps = 400;
 const Duration kStep = std::chrono::seconds(10);
-
-class Rng {
- public:
-  explicit Rng(uint32_t seed) : engine_(seed) {}
-  // Uniform in [lo, hi]; modulo bias is irrelevant here and keeps the
-  // sequence the same on every standard library.
-  int Int(int lo, int hi) { return lo + static_cast<int>(engine_() % (hi - lo + 1)); }
-  bool Chance(int percent) { return Int(1, 100) <= percent; }
-
- private:
-  std::mt19937 engine_;
-};
 
 std::vector<Node> RandomNodes(Rng& rng) {
   std::vector<Node> nodes;
