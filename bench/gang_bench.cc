@@ -7,9 +7,14 @@
 //   of 8 GPUs, the first `waiting` of them pending (the others bound).
 //   5000 x 1000 x 1000 is issue 22's worst case: a pass over 1000 pending
 //   gangs on 5000 nodes (target 20 ms).
+//   RunPassPreempting/<nodes>/<gangs>/<waiting>: the same, the pending
+//   gangs one priority above the bound ones, which are victim candidates:
+//   the pass also searches for the whole gangs to evict.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gang/gang.h"
@@ -58,7 +63,28 @@ Gang GangOf(int g, int size, int gpus, bool running, int nodes) {
   return b;
 }
 
-void BM_RunPass(benchmark::State& state) {
+// Every bound member of a running gang, as the extender lists victims.
+std::vector<VictimCandidate> VictimsOf(const std::vector<Gang>& gangs) {
+  std::vector<VictimCandidate> victims;
+  for (const Gang& g : gangs) {
+    VictimCandidate v{.key = g.key, .priority = g.priority, .created = g.created};
+    for (const Member& m : g.members) {
+      if (m.state != MemberState::kBound) continue;
+      const Resources held = WithPodSlot(m.pod->EffectiveRequest());
+      v.gpus += held.milli_gpus();
+      v.holds += m.pod->EffectiveRequest();
+      v.pods.push_back({.uid = m.pod->meta.uid,
+                        .namespace_ = "default",
+                        .name = m.pod->meta.name,
+                        .node = m.node,
+                        .request = held});
+    }
+    if (!v.pods.empty()) victims.push_back(std::move(v));
+  }
+  return victims;
+}
+
+void RunPasses(benchmark::State& state, bool preempting) {
   const int nodes = static_cast<int>(state.range(0));
   const int gangs = static_cast<int>(state.range(1));
   const int waiting = static_cast<int>(state.range(2));
@@ -66,18 +92,29 @@ void BM_RunPass(benchmark::State& state) {
   std::vector<Gang> all;
   for (int g = 0; g < gangs; ++g) {
     const bool running = g >= waiting;
-    all.push_back(GangOf(g, kSizes[g % 7], 1 + g % 3, running, nodes));
+    Gang gang = GangOf(g, kSizes[g % 7], 1 + g % 3, running, nodes);
+    if (preempting && !running) gang.priority = 1;  // above its victims
+    all.push_back(std::move(gang));
   }
   const ClusterView view = MakeView(Nodes(nodes), all);
+  const std::vector<VictimCandidate> victims =
+      preempting ? VictimsOf(all) : std::vector<VictimCandidate>{};
   int64_t planned = 0;
+  int64_t evicted = 0;
   for (auto _ : state) {
-    PassResult result = RunPass(view, all, {}, kNow, PassConfig{});
+    PassResult result = RunPass(view, all, victims, kNow, PassConfig{.preemption = preempting});
     planned += static_cast<int64_t>(result.plans.size());
+    if (result.preemption) evicted += static_cast<int64_t>(result.preemption->victims.size());
     benchmark::DoNotOptimize(result);
   }
-  state.counters["plans/pass"] =
-      benchmark::Counter(static_cast<double>(planned) / static_cast<double>(state.iterations()));
+  const auto per_pass = [&](int64_t n) {
+    return benchmark::Counter(static_cast<double>(n) / static_cast<double>(state.iterations()));
+  };
+  state.counters["plans/pass"] = per_pass(planned);
+  if (preempting) state.counters["victims/pass"] = per_pass(evicted);
 }
+
+void BM_RunPass(benchmark::State& state) { RunPasses(state, /*preempting=*/false); }
 BENCHMARK(BM_RunPass)
     ->ArgNames({"nodes", "gangs", "waiting"})
     ->Args({1000, 60, 0})
@@ -86,6 +123,13 @@ BENCHMARK(BM_RunPass)
     ->Args({1000, 200, 5})
     ->Args({5000, 1000, 100})
     ->Args({5000, 1000, 1000})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_RunPassPreempting(benchmark::State& state) { RunPasses(state, /*preempting=*/true); }
+BENCHMARK(BM_RunPassPreempting)
+    ->ArgNames({"nodes", "gangs", "waiting"})
+    ->Args({1000, 60, 5})
+    ->Args({5000, 1000, 100})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
