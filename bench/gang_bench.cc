@@ -28,6 +28,7 @@ using ::muster::test::MakeNode;
 using ::muster::test::MakePod;
 using test::MakeGang;
 using test::MakeView;
+using test::VictimsOf;
 
 const Time kNow = Time::FromUnixSeconds(10'000);
 
@@ -61,27 +62,6 @@ Gang GangOf(int g, int size, int gpus, bool running, int nodes) {
     }
   }
   return b;
-}
-
-// Every bound member of a running gang, as the extender lists victims.
-std::vector<VictimCandidate> VictimsOf(const std::vector<Gang>& gangs) {
-  std::vector<VictimCandidate> victims;
-  for (const Gang& g : gangs) {
-    VictimCandidate v{.key = g.key, .priority = g.priority, .created = g.created};
-    for (const Member& m : g.members) {
-      if (m.state != MemberState::kBound) continue;
-      const Resources held = WithPodSlot(m.pod->EffectiveRequest());
-      v.gpus += held.milli_gpus();
-      v.holds += m.pod->EffectiveRequest();
-      v.pods.push_back({.uid = m.pod->meta.uid,
-                        .namespace_ = "default",
-                        .name = m.pod->meta.name,
-                        .node = m.node,
-                        .request = held});
-    }
-    if (!v.pods.empty()) victims.push_back(std::move(v));
-  }
-  return victims;
 }
 
 void RunPasses(benchmark::State& state, bool preempting) {

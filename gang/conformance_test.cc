@@ -118,21 +118,10 @@ Gang Running(const std::string& name, int32_t priority, int64_t created_s, PodBu
   return b;
 }
 
-// The candidate the gang controller offers for a running gang (as
-// extender/gang_controller.cc's VictimOf), in `queue` when given.
+// The candidate the gang controller offers for a running gang, in `queue`
+// when given.
 VictimCandidate VictimOf(const Gang& g, const std::string& queue = "") {
-  VictimCandidate v{
-      .key = g.key, .priority = g.priority, .created = g.created, .evictable = Evictable(g)};
-  for (const Member& m : g.members) {
-    Resources held = SlotRequest(*m.pod);
-    v.gpus += held.gpus();
-    v.holds += m.pod->EffectiveRequest();
-    v.pods.push_back({.uid = m.pod->meta.uid,
-                      .namespace_ = m.pod->meta.namespace_,
-                      .name = m.pod->meta.name,
-                      .node = m.node,
-                      .request = std::move(held)});
-  }
+  VictimCandidate v = test::VictimOf(g).value();
   if (!queue.empty()) v.queues = {queue};
   return v;
 }

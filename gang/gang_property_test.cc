@@ -30,6 +30,7 @@ using test::GangBuilder;
 using test::MakeGang;
 using test::MakeView;
 using test::Rng;
+using test::VictimsOf;
 
 // The unit tier (optimised) runs 2000 random clusters in about 3 s. Under
 // ASan+UBSan (Debug) each case costs ~30 times more: 2000 took 107 s against
@@ -71,25 +72,6 @@ int32_t PlacedCount(const Gang& gang) {
   int32_t n = 0;
   for (const Member& m : gang.members) n += HoldsNode(m) ? 1 : 0;
   return n;
-}
-
-std::vector<VictimCandidate> Victims(const std::vector<Gang>& gangs) {
-  std::vector<VictimCandidate> out;
-  for (const Gang& gang : gangs) {
-    VictimCandidate v{.key = gang.key, .priority = gang.priority, .created = gang.created};
-    for (const Member& m : gang.members) {
-      if (m.state != MemberState::kBound) continue;
-      const Resources request = SlotRequest(*m.pod);
-      v.pods.push_back({.uid = m.pod->meta.uid,
-                        .namespace_ = m.pod->meta.namespace_,
-                        .name = m.pod->meta.name,
-                        .node = m.node,
-                        .request = request});
-      v.gpus += request.gpus();
-    }
-    if (!v.pods.empty()) out.push_back(std::move(v));
-  }
-  return out;
 }
 
 struct Sim {
@@ -255,8 +237,8 @@ void RunCase(uint32_t seed) {
   int step = 0;
   for (; step < kMaxSteps && !Done(sim); ++step) {
     Arrive(sim, rng);
-    const PassResult r =
-        RunPass(MakeView(sim.nodes, sim.active), sim.active, Victims(sim.active), sim.now, config);
+    const PassResult r = RunPass(MakeView(sim.nodes, sim.active), sim.active, VictimsOf(sim.active),
+                                 sim.now, config);
     ASSERT_NO_FATAL_FAILURE(CheckWaits(sim, r));
     ASSERT_NO_FATAL_FAILURE(ApplyExpired(sim, r));
     ASSERT_NO_FATAL_FAILURE(ApplyPlans(sim, rng, r));

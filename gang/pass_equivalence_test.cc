@@ -40,6 +40,7 @@ using test::GangBuilder;
 using test::MakeGang;
 using test::MakeView;
 using test::Rng;
+using test::VictimsOf;
 
 constexpr int kCases = 300;
 const Time kNow = Time::FromUnixSeconds(100'000);
@@ -196,27 +197,10 @@ void DescribeGpus(Rng& rng, ClusterView& view) {
   }
 }
 
-std::vector<VictimCandidate> VictimsOf(const std::vector<Gang>& gangs) {
-  std::vector<VictimCandidate> victims;
-  for (const Gang& g : gangs) {
-    VictimCandidate v{.key = g.key,
-                      .priority = g.priority,
-                      .created = g.created,
-                      .queues = g.queues,
-                      .evictable = g.key.size() % 7 != 0};
-    for (const Member& m : g.members) {
-      if (m.state != MemberState::kBound) continue;
-      const Resources held = WithPodSlot(m.pod->EffectiveRequest());
-      v.gpus += held.milli_gpus();
-      v.holds += m.pod->EffectiveRequest();
-      v.pods.push_back({.uid = m.pod->meta.uid,
-                        .namespace_ = "default",
-                        .name = m.pod->meta.name,
-                        .node = m.node,
-                        .request = held});
-    }
-    if (!v.pods.empty()) victims.push_back(std::move(v));
-  }
+// Every gang with bound members, some not evictable (a conformance member).
+std::vector<VictimCandidate> RandomVictims(const std::vector<Gang>& gangs) {
+  std::vector<VictimCandidate> victims = VictimsOf(gangs);
+  for (VictimCandidate& v : victims) v.evictable = v.key.size() % 7 != 0;
   return victims;
 }
 
@@ -264,7 +248,7 @@ Case RandomCase(uint32_t seed) {
   DescribeGpus(rng, c.view);
   RandomQueues(rng, c);
   RandomDomains(rng, c);
-  c.victims = VictimsOf(c.gangs);
+  c.victims = RandomVictims(c.gangs);
   c.config.preemption = rng.Chance(80);
   c.config.reclaim = rng.Chance(70);
   return c;

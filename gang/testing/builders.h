@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gang/conformance.h"
 #include "gang/feasibility.h"
 #include "gang/gang.h"
 #include "model/node.h"
@@ -131,5 +133,39 @@ class GangBuilder {
 };
 
 inline GangBuilder MakeGang(const std::string& name) { return GangBuilder(name); }
+
+// The victim candidate the extender offers for `g` (extender/gang_inputs.cc,
+// VictimOf): its bound members' requests with their pod slots, GPUs in
+// thousandths, in the gang's queues, evictable unless a member is exempt
+// (gang/conformance.h). None when no member is bound.
+inline std::optional<VictimCandidate> VictimOf(const Gang& g) {
+  VictimCandidate v{.key = g.key,
+                    .priority = g.priority,
+                    .created = g.created,
+                    .queues = g.queues,
+                    .evictable = Evictable(g)};
+  for (const Member& m : g.members) {
+    if (m.state != MemberState::kBound) continue;
+    Resources held = SlotRequest(*m.pod);
+    v.gpus += held.milli_gpus();
+    v.holds += m.pod->EffectiveRequest();
+    v.pods.push_back({.uid = m.pod->meta.uid,
+                      .namespace_ = m.pod->meta.namespace_,
+                      .name = m.pod->meta.name,
+                      .node = m.node,
+                      .request = std::move(held)});
+  }
+  if (v.pods.empty()) return std::nullopt;
+  return v;
+}
+
+// VictimOf every gang that has one.
+inline std::vector<VictimCandidate> VictimsOf(const std::vector<Gang>& gangs) {
+  std::vector<VictimCandidate> victims;
+  for (const Gang& g : gangs) {
+    if (std::optional<VictimCandidate> v = VictimOf(g)) victims.push_back(*std::move(v));
+  }
+  return victims;
+}
 
 }  // namespace muster::gang::test
