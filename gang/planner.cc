@@ -429,9 +429,10 @@ bool Greedy::FailedAlike(const Slot& slot) const {
 }
 
 bool Greedy::TryPlace(Slot& slot) {
-  const std::optional<size_t> n = FailedAlike(slot) ? std::nullopt : ChooseNode(slot);
+  const bool failed_alike = FailedAlike(slot);
+  const std::optional<size_t> n = failed_alike ? std::nullopt : ChooseNode(slot);
   if (!n) {
-    if (!FailedAlike(slot)) failed_.push_back(&slot);
+    if (!failed_alike) failed_.push_back(&slot);
     slot.failed = true;
     return false;
   }

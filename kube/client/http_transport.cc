@@ -160,7 +160,11 @@ class HttplibTransport final : public HttpTransport {
       MUSTER_EXCLUDES(pool_mu_);
   // A warmer thread: carries out the warm-ups Prewarm asked for.
   void WarmLoop() MUSTER_EXCLUDES(pool_mu_);
-  // Connections that answered within fresh_for_ and wait in the pool.
+  // Answered a request within fresh_for_: kube-apiserver has not closed it.
+  bool Fresh(const Conn& conn) const {
+    return conn.answered > std::chrono::steady_clock::now() - fresh_for_;
+  }
+  // Connections that are Fresh and wait in the pool.
   int FreshIdle() const MUSTER_REQUIRES(pool_mu_);
   // Claims the connection the next warm-up is for: the stalest idle one, or
   // a slot for a new one (*open_new, null returned); false when none is
@@ -232,15 +236,13 @@ void HttplibTransport::Prewarm(int connections) {
 }
 
 int HttplibTransport::FreshIdle() const {
-  const auto stale_before = std::chrono::steady_clock::now() - fresh_for_;
-  return static_cast<int>(std::count_if(idle_.begin(), idle_.end(),
-                                        [&](const auto& c) { return c->answered > stale_before; }));
+  return static_cast<int>(
+      std::count_if(idle_.begin(), idle_.end(), [&](const auto& c) { return Fresh(*c); }));
 }
 
 bool HttplibTransport::ClaimToWarm(std::unique_ptr<Conn>* conn, bool* open_new) {
   if (warm_pending_ == 0) return false;
-  const auto stale_before = std::chrono::steady_clock::now() - fresh_for_;
-  if (!idle_.empty() && idle_.front()->answered <= stale_before) {
+  if (!idle_.empty() && !Fresh(*idle_.front())) {
     *conn = std::move(idle_.front());
     idle_.erase(idle_.begin());
   } else if (total_ < max_connections_) {
