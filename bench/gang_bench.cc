@@ -10,6 +10,10 @@
 //   RunPassPreempting/<nodes>/<gangs>/<waiting>: the same, the pending
 //   gangs one priority above the bound ones, which are victim candidates:
 //   the pass also searches for the whole gangs to evict.
+//   RunPassDistinct/<nodes>/<gangs>/<waiting>: RunPass with no two gangs
+//   alike (each asks its own memory), so the planner cannot answer a gang
+//   with what it worked out for one of the same shape (RunPass's gangs come
+//   in 21 shapes, as a queue cut from a few Job templates does).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -46,14 +50,15 @@ std::vector<Node> Nodes(int count) {
 }
 
 // Gang g: `size` members of `gpus` GPUs; running ones bound round-robin.
-Gang GangOf(int g, int size, int gpus, bool running, int nodes) {
+// `distinct`: its members ask 4Gi + g MiB of memory, no other gang's amount.
+Gang GangOf(int g, int size, int gpus, bool running, int nodes, bool distinct) {
   const std::string name = "g" + std::to_string(g);
   auto b = MakeGang(name).MinMember(size).Created(kNow - std::chrono::seconds(g % 7));
   for (int i = 0; i < size; ++i) {
     Pod pod = MakePod(name + "-" + std::to_string(i))
                   .Uid(name + "-uid-" + std::to_string(i))
                   .Cpu("1")
-                  .Memory("4Gi")
+                  .Memory(distinct ? std::to_string(4096 + g) + "Mi" : "4Gi")
                   .Gpu(gpus);
     if (running) {
       b.Bound(pod, "node-" + std::to_string((g * 131 + i * 7) % nodes));
@@ -64,7 +69,7 @@ Gang GangOf(int g, int size, int gpus, bool running, int nodes) {
   return b;
 }
 
-void RunPasses(benchmark::State& state, bool preempting) {
+void RunPasses(benchmark::State& state, bool preempting, bool distinct = false) {
   const int nodes = static_cast<int>(state.range(0));
   const int gangs = static_cast<int>(state.range(1));
   const int waiting = static_cast<int>(state.range(2));
@@ -72,7 +77,7 @@ void RunPasses(benchmark::State& state, bool preempting) {
   std::vector<Gang> all;
   for (int g = 0; g < gangs; ++g) {
     const bool running = g >= waiting;
-    Gang gang = GangOf(g, kSizes[g % 7], 1 + g % 3, running, nodes);
+    Gang gang = GangOf(g, kSizes[g % 7], 1 + g % 3, running, nodes, distinct);
     if (preempting && !running) gang.priority = 1;  // above its victims
     all.push_back(std::move(gang));
   }
@@ -101,6 +106,15 @@ BENCHMARK(BM_RunPass)
     ->Args({1000, 60, 1})
     ->Args({1000, 60, 5})
     ->Args({1000, 200, 5})
+    ->Args({5000, 1000, 100})
+    ->Args({5000, 1000, 1000})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_RunPassDistinct(benchmark::State& state) {
+  RunPasses(state, /*preempting=*/false, /*distinct=*/true);
+}
+BENCHMARK(BM_RunPassDistinct)
+    ->ArgNames({"nodes", "gangs", "waiting"})
     ->Args({5000, 1000, 100})
     ->Args({5000, 1000, 1000})
     ->Unit(benchmark::kMillisecond);

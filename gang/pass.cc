@@ -333,9 +333,11 @@ int64_t FreeGpus(const ClusterView& view, const std::vector<std::string>& nodes)
 // PlanGang within the gang's network domains (Gang::domains): the lowest
 // tier first, the tightest domain first within a tier; then anywhere unless
 // the domains are required. A domain's view is cut only when it is tried.
-std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view,
+// `table`: mirrors `view` (may be null; domains cut the view and read their
+// nodes themselves).
+std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& view, NodeTable* table,
                                         int max_extras = -1) {
-  if (!gang.domains) return PlanGang(gang, view, max_extras);
+  if (!gang.domains) return PlanGangOn(gang, view, table, max_extras);
   std::vector<std::tuple<int, int64_t, const NetworkDomain*>> tries;
   for (const NetworkDomain& d : *gang.domains) {
     if (d.tier <= gang.domain_tier) tries.emplace_back(d.tier, FreeGpus(view, d.nodes), &d);
@@ -369,7 +371,7 @@ std::variant<GangPlan, Wait> PlanPlaced(const Gang& gang, const ClusterView& vie
     placeable = std::max(placeable, wait.placeable);
   }
   if (best) return *std::move(best);
-  if (!gang.domains_required) return PlanGang(gang, view, max_extras);
+  if (!gang.domains_required) return PlanGangOn(gang, view, table, max_extras);
   const std::string level = gang.domain_level.empty() ? "network domain" : gang.domain_level;
   return Wait{
       .key = gang.key,
@@ -452,20 +454,44 @@ Resources HeldBy(const Gang& gang) {
   return held;
 }
 
+// Reserve, keeping `table` (which mirrors `view`; may be null) in step.
+void ReserveMirrored(ClusterView& view, NodeTable* table, const Gang& gang, const GangPlan& plan) {
+  Reserve(view, gang, plan);
+  if (table == nullptr) return;
+  for (const Assignment& a : plan.reserve) {
+    if (const std::optional<size_t> n = FindNode(view, a.node)) table->Refresh(*n);
+  }
+}
+
+// A view that many gangs plan on, with its NodeTable. Neither copied nor
+// moved: the table reads `view`.
+struct MirroredView {
+  explicit MirroredView(ClusterView v) : view(std::move(v)), table(view) {}
+  ClusterView view;
+  NodeTable table;
+};
+
 // The planning state PlanAll's two steps share.
 struct Planning {
   ClusterView& view;
-  std::optional<ClusterView> masked;  // set once a head is found
+  // Mirrors view when more than one gang plans (for one, reading the nodes
+  // into a table costs more than it saves).
+  std::optional<NodeTable> table;
+  std::optional<MirroredView> masked;  // set once a head is found
   QueueLimits queues;
   std::string owed_waiting;  // the first queue below its share with a gang short of capacity
   PassResult& result;
   // Reserves `plan` of `gang` on the views and charges its queues.
   void Take(const Gang& gang, const GangPlan& plan) {
     ChargeQueues(gang, RequestOf(gang, plan.reserve), queues);
-    Reserve(view, gang, plan);
-    if (masked) Reserve(*masked, gang, plan);
+    ReserveMirrored(view, table ? &*table : nullptr, gang, plan);
+    if (masked) ReserveMirrored(masked->view, &masked->table, gang, plan);
   }
-  const ClusterView& current() const { return masked ? *masked : view; }
+  // Plans `gang` on the view gangs plan on now.
+  std::variant<GangPlan, Wait> Plan(const Gang& gang, int max_extras) {
+    if (masked) return PlanPlaced(gang, masked->view, &masked->table, max_extras);
+    return PlanPlaced(gang, view, table ? &*table : nullptr, max_extras);
+  }
 };
 
 // A plan's new members as reserved in `gang` (a copy being planned on).
@@ -528,7 +554,7 @@ void ShareExtras(Planning& p, const std::vector<Gang>& gangs,
     });
     Gang& gang = next->gang;
     const int max = turns.size() == 1 ? -1 : 1;
-    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), max);
+    std::variant<GangPlan, Wait> decision = p.Plan(gang, max);
     GangPlan* plan = std::get_if<GangPlan>(&decision);
     const bool placed =
         plan != nullptr && !plan->reserve.empty() &&
@@ -572,6 +598,7 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
   std::vector<size_t> earmarked;
   const bool shared =
       std::ranges::count_if(gangs, [&](const Gang& g) { return Plannable(g, result); }) > 1;
+  if (shared) p.table.emplace(view);
   std::vector<size_t> started;  // gangs whose minimum is placed, for ShareExtras
   for (size_t index = 0; index < gangs.size(); ++index) {
     const Gang& gang = gangs[index];
@@ -579,7 +606,7 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     // the gangs behind it first instead of straight back to it; a gang not
     // admitted has its wait already.
     if (!Plannable(gang, result)) continue;
-    std::variant<GangPlan, Wait> decision = PlanPlaced(gang, p.current(), shared ? 0 : -1);
+    std::variant<GangPlan, Wait> decision = p.Plan(gang, shared ? 0 : -1);
     if (GangPlan* plan = std::get_if<GangPlan>(&decision)) {
       if (plan->reserve.empty()) {  // minimum met; the extras (if any) come next
         started.push_back(index);
@@ -614,7 +641,7 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
     if (!p.masked && short_of_capacity && now - gang.created >= config.head_of_line_after) {
       earmarked = EarmarkFor(gang, view);
       if (!earmarked.empty()) {
-        p.masked = WithoutEarmarked(view, earmarked);
+        p.masked.emplace(WithoutEarmarked(view, earmarked));
         result.head = gang.key;
         for (size_t n : earmarked) result.earmarked.push_back(view.nodes[n].name());
         wait.message +=
@@ -627,9 +654,17 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
   return preemptor;
 }
 
-void ReleaseVictim(ClusterView& view, const VictimCandidate& victim) {
+// Gives back what `victim` holds on `trial` (`release`), or takes it again.
+void MoveVictim(MirroredView& trial, const VictimCandidate& victim, bool release) {
   for (const VictimCandidate::Pod& pod : victim.pods) {
-    AddFree(view, pod.node, pod.request, pod.gpus);
+    if (release) {
+      AddFree(trial.view, pod.node, pod.request, pod.gpus);
+    } else {
+      TakeFree(trial.view, pod.node, pod.request, pod.gpus);
+    }
+    if (const std::optional<size_t> n = FindNode(trial.view, pod.node)) {
+      trial.table.Refresh(*n);
+    }
   }
 }
 
@@ -733,15 +768,18 @@ class ReclaimLedger {
 };
 
 // Drops every victim the preemptor can do without, latest added first (the
-// costliest, by the candidate order).
-void Minimize(const ClusterView& view, const Gang& preemptor,
+// costliest, by the candidate order). `trial`: the view with every chosen
+// victim released; each is taken back in turn, and released again when the
+// preemptor needs it.
+void Minimize(MirroredView& trial, const Gang& preemptor,
               std::vector<const VictimCandidate*>& chosen) {
   for (size_t i = chosen.size(); i-- > 0;) {
-    ClusterView trial = view;
-    for (size_t j = 0; j < chosen.size(); ++j) {
-      if (j != i) ReleaseVictim(trial, *chosen[j]);
+    MoveVictim(trial, *chosen[i], /*release=*/false);
+    if (MinimumFits(preemptor, trial.view, &trial.table)) {
+      chosen.erase(chosen.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      MoveVictim(trial, *chosen[i], /*release=*/true);
     }
-    if (MinimumFits(preemptor, trial)) chosen.erase(chosen.begin() + static_cast<ptrdiff_t>(i));
   }
 }
 
@@ -752,18 +790,18 @@ std::optional<Preemption> ChoosePreemption(const ClusterView& view, const Gang& 
                                            const std::vector<VictimCandidate>& victims,
                                            const QueueLimits& queues, const PassConfig& config,
                                            int& spared) {
-  ClusterView trial = view;
+  MirroredView trial(view);
   std::vector<const VictimCandidate*> chosen;
   ReclaimLedger ledger(preemptor, queues);
   bool fits = false;
   for (const VictimCandidate* candidate : Eligible(preemptor, victims, queues, config, spared)) {
     if (!ledger.Take(*candidate)) continue;
-    ReleaseVictim(trial, *candidate);
+    MoveVictim(trial, *candidate, /*release=*/true);
     chosen.push_back(candidate);
-    if ((fits = MinimumFits(preemptor, trial))) break;
+    if ((fits = MinimumFits(preemptor, trial.view, &trial.table))) break;
   }
   if (!fits) return std::nullopt;
-  Minimize(view, preemptor, chosen);
+  Minimize(trial, preemptor, chosen);
   Preemption preemption{.preemptor = preemptor.key};
   if (!preemptor.queues.empty()) preemption.queue = preemptor.queues.front();
   for (const VictimCandidate* victim : chosen) {

@@ -1,11 +1,12 @@
 // RunPass on seeded random clusters against a record of its decisions
-// (testdata/pass_equivalence.txt), taken before the planner learned to rank
-// the nodes once per kind of ask instead of once per member (issue 22): the
-// same inputs still give the same plans, waits (messages included),
-// admissions, expiries, heads of the line and preemptions. A change made for
-// speed must leave the record as it is. The clusters are larger than the
-// property test's (up to 120 nodes, most with GPU layouts, some telling
-// GPUs apart and sharing them).
+// (testdata/pass_equivalence.txt), taken with the planner of 02378f1, before
+// it read the nodes into a NodeTable and answered gangs of one shape once
+// (issue 22); that planner's record in turn matched the one before ranking
+// the nodes once per kind of ask. The same inputs still give the same plans,
+// waits (messages included), admissions, expiries, heads of the line and
+// preemptions. A change made for speed must leave the record as it is.
+// The clusters are larger than the property test's (up to 120 nodes, most
+// with GPU layouts, some telling GPUs apart and sharing them).
 //
 // A decision change that is meant rewrites the record:
 // MUSTER_UPDATE_GOLDEN=1 ctest -R PassEquivalence (then rerun without it);
@@ -22,6 +23,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gang/gang.h"
@@ -91,7 +93,14 @@ struct Case {
   QueueLimits queues;
 };
 
-std::vector<Node> RandomNodes(Rng& rng) {
+// Resources beyond cpu, memory, GPUs and pod slots come from a stream of
+// their own (`extra`), so each case's other draws are what they were before
+// these were added: some nodes carry FPGAs or ephemeral storage (which no
+// member asks), some members ask an FPGA (a few more than any node has, so
+// that their gangs never fit), a few a resource no node has.
+constexpr std::string_view kFpga = "example.com/fpga";
+
+std::vector<Node> RandomNodes(Rng& rng, Rng& extra) {
   std::vector<Node> nodes;
   const int count = rng.Int(2, 120);
   for (int i = 0; i < count; ++i) {
@@ -107,13 +116,15 @@ std::vector<Node> RandomNodes(Rng& rng) {
                     .Label("network.muster.io/rack", "r" + std::to_string(i % 5));
     if (rng.Chance(10)) node.Taint("dedicated", "x");
     if (rng.Chance(5)) node.Unschedulable();
+    if (extra.Chance(30)) node.AllocatableAmount(kFpga, extra.Int(0, 4));
+    if (extra.Chance(50)) node.Allocatable("ephemeral-storage", "100Gi");
     nodes.push_back(node);
   }
   return nodes;
 }
 
 // A member pod: whole GPUs, none, or a share of one GPU (some malformed).
-Pod RandomPod(Rng& rng, const std::string& name, int gpus, int priority) {
+Pod RandomPod(Rng& rng, Rng& extra, const std::string& name, int gpus, int priority) {
   auto pod =
       MakePod(name).Uid("uid-" + name).Cpu(std::to_string(rng.Int(1, 16))).Priority(priority);
   pod.Memory(std::to_string(rng.Int(1, 64)) + "Gi");
@@ -125,10 +136,13 @@ Pod RandomPod(Rng& rng, const std::string& name, int gpus, int priority) {
   }
   if (rng.Chance(8)) pod.NodeSelector("zone", "a");
   if (rng.Chance(8)) pod.Tolerate(Toleration{.key = "dedicated", .op = "Exists"});
+  if (extra.Chance(10))
+    pod.RequestAmount(kFpga, extra.Chance(30) ? 5 : 1);  // 5: more than any node
+  if (extra.Chance(1)) pod.Request("example.com/absent", "1");
   return pod;
 }
 
-Gang RandomGang(Rng& rng, int index, const std::vector<Node>& nodes) {
+Gang RandomGang(Rng& rng, Rng& extra, int index, const std::vector<Node>& nodes) {
   const std::string name = "g" + std::to_string(index);
   const int members = rng.Int(1, 8);
   const int gpus = std::array{0, 1, 2, 4, 8}[static_cast<size_t>(rng.Int(0, 4))];
@@ -143,8 +157,8 @@ Gang RandomGang(Rng& rng, int index, const std::vector<Node>& nodes) {
   if (rng.Chance(10)) b.MinResources(Res({{"nvidia.com/gpu", std::to_string(members * gpus)}}));
   if (rng.Chance(40)) b.Phase("Inqueue");
   for (int m = 0; m < members; ++m) {
-    Pod pod = RandomPod(rng, name + "-" + std::to_string(m), rng.Chance(15) ? rng.Int(0, 8) : gpus,
-                        priority);
+    Pod pod = RandomPod(rng, extra, name + "-" + std::to_string(m),
+                        rng.Chance(15) ? rng.Int(0, 8) : gpus, priority);
     if (rng.Chance(30)) pod.meta.annotations["volcano.sh/task-spec"] = "worker";
     const std::string& node =
         nodes[static_cast<size_t>(rng.Int(0, static_cast<int>(nodes.size()) - 1))].meta.name;
@@ -238,12 +252,45 @@ void RandomDomains(Rng& rng, Case& c) {
   }
 }
 
+// Sends the gang's first pending member to a zone no node is in.
+void OutOfZone(Gang& gang) {
+  for (Member& m : gang.members) {
+    if (m.state != MemberState::kPending) continue;
+    auto pod = std::make_shared<Pod>(*m.pod);
+    pod->spec.node_selector["zone"] = "nowhere";
+    m.pod = std::move(pod);
+    return;
+  }
+}
+
 Case RandomCase(uint32_t seed) {
   Rng rng(seed);
   Case c;
-  const std::vector<Node> nodes = RandomNodes(rng);
+  Rng extra(seed ^ 0x9e3779b9u);
+  const std::vector<Node> nodes = RandomNodes(rng, extra);
   const int gangs = rng.Int(1, 40);
-  for (int i = 0; i < gangs; ++i) c.gangs.push_back(RandomGang(rng, i, nodes));
+  // Some gangs are cut from the template of the last one drawn (a sweep of
+  // one Job): the same draws, other names; some of those differ in their
+  // extras only (what they ask of FPGAs) or in one member's zone (one no
+  // node is in), so that gangs alike but for one ask meet in a pass.
+  Rng template_rng = rng;
+  Rng template_extra = extra;
+  for (int i = 0; i < gangs; ++i) {
+    if (i > 0 && extra.Chance(30)) {
+      Rng same = template_rng;
+      Rng same_extra = template_extra;
+      if (extra.Chance(50)) same_extra = Rng(static_cast<uint32_t>(extra.Int(1, 1 << 30)));
+      Gang gang = RandomGang(same, same_extra, i, nodes);
+      if (extra.Chance(20)) OutOfZone(gang);
+      // Queued at another time: other gangs plan between the two.
+      if (extra.Chance(50)) gang.created = kNow - std::chrono::seconds(extra.Int(0, 60));
+      c.gangs.push_back(std::move(gang));
+      continue;
+    }
+    template_rng = rng;
+    template_extra = extra;
+    c.gangs.push_back(RandomGang(rng, extra, i, nodes));
+  }
   c.view = MakeView(nodes, c.gangs);
   DescribeGpus(rng, c.view);
   RandomQueues(rng, c);

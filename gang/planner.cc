@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,25 @@ std::optional<Wait> MissingMembers(const Gang& gang) {
   return std::nullopt;
 }
 
+// `r`'s amounts of `dims` (sorted) into out[0..dims.size()), absent ones 0.
+// Both dims and r.entries() are sorted by name: one merge walk instead of a
+// binary search per name.
+void ReadAmounts(const std::vector<std::string>& dims, const Resources& r, int64_t* out) {
+  // std::string::compare's order, told by the first byte when that differs
+  // (resource names mostly do: cpu, memory, nvidia.com/gpu, pods).
+  const auto compare = [](const std::string& a, const std::string& b) {
+    if (a.empty() || b.empty() || a[0] == b[0]) return a.compare(b);
+    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]) ? -1 : 1;
+  };
+  const std::vector<Resources::Entry>& entries = r.entries();
+  size_t e = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    int order = 1;  // entries[e] against dims[d]; 1 once entries run out
+    while (e < entries.size() && (order = compare(entries[e].first, dims[d])) < 0) ++e;
+    out[d] = order == 0 ? entries[e].second : 0;
+  }
+}
+
 // Why a slot is part of the minimum.
 enum class Pick { kNo, kForTask, kForMembers };
 
@@ -97,7 +117,8 @@ class Greedy {
  public:
   // On the view's free capacity or, with `empty_cluster`, on every node's
   // allocatable less only this gang's own bound and reserved members.
-  Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster);
+  // `table`: the view's nodes read once for the pass (may be null).
+  Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool empty_cluster);
 
   // Places what minTaskMember and minMember need; true when both are met.
   bool PlaceMinimum();
@@ -113,6 +134,12 @@ class Greedy {
   // "6/8 members placeable<where>: 2 need nvidia.com/gpu=8, largest free is 4".
   std::string Message(std::string_view where, std::string_view free_word) const;
   GangPlan Plan() const;
+  // What decides this greedy's run besides the nodes, as bytes (NodeTable's
+  // answers by shape): each slot's ask, task and hint in slots_ order (pod
+  // names only order the slots), the minimum's order and the needs. Nothing
+  // without a table or when a member holds a node (its node is then the
+  // gang's own).
+  std::optional<std::string> Shape() const;
 
  private:
   void InitSlots(std::vector<Resources>& requests);
@@ -149,18 +176,27 @@ class Greedy {
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
   // Where the slot's member may go at all (NodeAdmits), per node.
-  const std::vector<char>& Admits(const Slot& slot) const { return admit_sets_[slot.admits].nodes; }
+  const std::vector<char>& Admits(const Slot& slot) const {
+    return admit_sets_[slot.admits].nodes();
+  }
   // The index into admit_sets_ of `pod`'s constraints, computed on first use.
   size_t AdmitSetOf(const Pod& pod);
   // A slot that fits nowhere leaves every slot asking the same nowhere too,
   // as free only shrinks (SameAsk).
   bool FailedAlike(const Slot& slot) const;
-  // free_ / base_ of node n, dimension d.
-  int64_t& Free(size_t n, size_t d) { return free_[n * dims_.size() + d]; }
-  int64_t Free(size_t n, size_t d) const { return free_[n * dims_.size() + d]; }
-  int64_t Base(size_t n, size_t d) const { return base_[n * dims_.size() + d]; }
-  // `r`'s amounts of dims_ into out[0..dims_.size()) (absent: 0).
-  void ReadDims(const Resources& r, int64_t* out) const;
+  // Node n's free capacity per dimension, as this greedy left it.
+  const int64_t* Row(size_t n) const {
+    return own_row_[n] != 0 ? own_rows_.data() + (own_row_[n] - 1) * dims_.size()
+                            : shared_rows_ + n * dims_.size();
+  }
+  int64_t Free(size_t n, size_t d) const { return Row(n)[d]; }
+  // Node n's row for writing: its own, copied from the shared row at first.
+  // Invalidated by the next call.
+  int64_t* MutableRow(size_t n);
+  // Free(n, d) as InitFree left it: before this gang's pending members.
+  int64_t Base(size_t n, size_t d) const;
+  // Points shared_rows_ at the table's rows, or fills own_block_.
+  void InitRows(bool empty_cluster);
   // What node n's GPUs hold: the view's (none on an empty cluster) until a
   // member takes a share there; OwnUses copies them for that.
   const GpuUses& UsesOf(size_t n) const;
@@ -168,13 +204,20 @@ class Greedy {
 
   const Gang& gang_;
   const ClusterView& view_;
+  NodeTable* table_;               // null: the view's nodes are read here
   std::vector<std::string> dims_;  // resource names compared, sorted
   size_t cpu_ = 0;                 // index of cpu in dims_
   size_t gpu_ = 0;                 // index of nvidia.com/gpu in dims_
-  // [node * dims_.size() + dim]: one block, not a vector per node, as a
-  // 5000-node cluster is copied for every gang a pass plans.
-  std::vector<int64_t> free_;
-  std::vector<int64_t> base_;        // free_ before this gang's pending members
+  // Free capacity, [node * dims_.size() + dim]: a node's row in
+  // shared_rows_ until this greedy changes it, then its own in own_rows_.
+  // shared_rows_ are table_'s rows when dims_ are the table's names (most
+  // gangs: a 5000-node cluster is not copied for each gang a pass plans),
+  // else own_block_, read from the table or the view.
+  const int64_t* shared_rows_ = nullptr;
+  std::vector<int64_t> own_block_;
+  std::vector<uint32_t> own_row_;  // [node]: 1 + its row's index in own_rows_, 0: shared
+  std::vector<int64_t> own_rows_;
+  std::vector<int64_t> base_rows_;   // own_rows_ as InitFree left them
   std::vector<uint32_t> free_gpus_;  // [node]: NodeView::free_gpus, as members take them
   // NodeView::gpu_uses as members took shares: copied on a node's first
   // share (a node's uses are 32 cards, too many to copy for every node).
@@ -185,8 +228,10 @@ class Greedy {
   // NodeAdmits per distinct set of scheduling constraints among the pending
   // members (a gang's members mostly share one), not per member.
   struct AdmitSet {
-    const Pod* like = nullptr;  // a member with these constraints
-    std::vector<char> nodes;    // per node: NodeAdmits
+    const Pod* like = nullptr;                  // a member with these constraints
+    const std::vector<char>* shared = nullptr;  // per node: NodeAdmits, table_'s
+    std::vector<char> own;                      // the same without a table
+    const std::vector<char>& nodes() const { return shared != nullptr ? *shared : own; }
   };
   std::vector<AdmitSet> admit_sets_;
   std::vector<const Slot*> failed_;  // slots that fitted nowhere, one per kind of ask
@@ -214,8 +259,8 @@ class Greedy {
   std::vector<size_t> short_;  // slots whose failure left a minimum unmet
 };
 
-Greedy::Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster)
-    : gang_(gang), view_(view) {
+Greedy::Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool empty_cluster)
+    : gang_(gang), view_(view), table_(table) {
   std::vector<Resources> requests;
   InitSlots(requests);
   InitDims(requests);
@@ -224,7 +269,6 @@ Greedy::Greedy(const Gang& gang, const ClusterView& view, bool empty_cluster)
   }
   OrderSlots();
   InitFree(empty_cluster);
-  base_ = free_;
   InitNeeds();
 }
 
@@ -267,13 +311,20 @@ size_t Greedy::AdmitSetOf(const Pod& pod) {
     if (SameNodeConstraints(*admit_sets_[i].like, pod)) return i;
   }
   AdmitSet set{.like = &pod};
-  set.nodes.reserve(view_.nodes.size());
-  for (const NodeView& node : view_.nodes) set.nodes.push_back(NodeAdmits(node, pod));
+  if (table_ != nullptr) {
+    set.shared = &table_->Admits(pod);
+  } else {
+    set.own.reserve(view_.nodes.size());
+    for (const NodeView& node : view_.nodes) set.own.push_back(NodeAdmits(node, pod));
+  }
   admit_sets_.push_back(std::move(set));
   return admit_sets_.size() - 1;
 }
 
-// cpu and GPUs are always present because node choice ranks by them.
+// cpu and GPUs are always present because node choice ranks by them. With a
+// table that carries every name asked, its names are taken as they are, so
+// its rows need no copy: the names no member asks are never compared (Fits,
+// Blocker and Shortfall look only at positive requests).
 void Greedy::InitDims(const std::vector<Resources>& requests) {
   std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
   for (const Resources& r : requests) {
@@ -283,27 +334,61 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
   }
   std::ranges::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  dims_ = std::move(names);
+  if (table_ != nullptr && std::ranges::includes(table_->dims(), names)) {
+    dims_ = table_->dims();
+  } else {
+    dims_ = std::move(names);
+  }
   cpu_ = std::ranges::find(dims_, kCpu) - dims_.begin();
   gpu_ = std::ranges::find(dims_, kNvidiaGpu) - dims_.begin();
 }
 
-// Both dims_ and r.entries() are sorted by name: one merge walk per node
-// instead of a binary search per dimension.
-void Greedy::ReadDims(const Resources& r, int64_t* out) const {
-  // std::string::compare's order, told by the first byte when that differs
-  // (resource names mostly do: cpu, memory, nvidia.com/gpu, pods).
-  const auto compare = [](const std::string& a, const std::string& b) {
-    if (a.empty() || b.empty() || a[0] == b[0]) return a.compare(b);
-    return static_cast<unsigned char>(a[0]) < static_cast<unsigned char>(b[0]) ? -1 : 1;
-  };
-  const std::vector<Resources::Entry>& entries = r.entries();
-  size_t e = 0;
-  for (size_t d = 0; d < dims_.size(); ++d) {
-    int order = 1;  // entries[e] against dims_[d]; 1 once entries run out
-    while (e < entries.size() && (order = compare(entries[e].first, dims_[d])) < 0) ++e;
-    out[d] = order == 0 ? entries[e].second : 0;
+// The table's rows cover every name a node carries; a name of dims_ that
+// none carries reads 0, as ReadAmounts would.
+void Greedy::InitRows(bool empty_cluster) {
+  const size_t nodes = view_.nodes.size();
+  if (table_ != nullptr && dims_ == table_->dims()) {
+    shared_rows_ = empty_cluster ? table_->AllocatableRow(0) : table_->FreeRow(0);
+    return;
   }
+  own_block_.assign(nodes * dims_.size(), 0);
+  shared_rows_ = own_block_.data();
+  if (table_ == nullptr) {
+    for (size_t n = 0; n < nodes; ++n) {
+      const NodeView& node = view_.nodes[n];
+      ReadAmounts(dims_, empty_cluster ? node.node->allocatable : node.free,
+                  own_block_.data() + n * dims_.size());
+    }
+    return;
+  }
+  const std::vector<std::string>& names = table_->dims();
+  std::vector<ptrdiff_t> column;  // per dimension: the table's, or -1
+  for (const std::string& dim : dims_) {
+    const auto it = std::ranges::lower_bound(names, dim);
+    column.push_back(it != names.end() && *it == dim ? it - names.begin() : -1);
+  }
+  for (size_t n = 0; n < nodes; ++n) {
+    const int64_t* row = empty_cluster ? table_->AllocatableRow(n) : table_->FreeRow(n);
+    int64_t* out = own_block_.data() + n * dims_.size();
+    for (size_t d = 0; d < dims_.size(); ++d) out[d] = column[d] < 0 ? 0 : row[column[d]];
+  }
+}
+
+int64_t* Greedy::MutableRow(size_t n) {
+  if (own_row_[n] == 0) {
+    const int64_t* shared = shared_rows_ + n * dims_.size();
+    own_rows_.insert(own_rows_.end(), shared, shared + dims_.size());
+    own_row_[n] = static_cast<uint32_t>(own_rows_.size() / dims_.size());
+  }
+  return own_rows_.data() + (own_row_[n] - 1) * dims_.size();
+}
+
+int64_t Greedy::Base(size_t n, size_t d) const {
+  const size_t row = own_row_[n];
+  if (row != 0 && row * dims_.size() <= base_rows_.size()) {
+    return base_rows_[(row - 1) * dims_.size() + d];
+  }
+  return shared_rows_[n * dims_.size() + d];
 }
 
 const GpuUses& Greedy::UsesOf(size_t n) const {
@@ -324,19 +409,16 @@ GpuUses& Greedy::OwnUses(size_t n) {
 }
 
 void Greedy::InitFree(bool empty_cluster) {
-  free_.assign(view_.nodes.size() * dims_.size(), 0);
+  own_row_.assign(view_.nodes.size(), 0);
   free_gpus_.assign(view_.nodes.size(), 0);
   used_.assign(view_.nodes.size(), 0);
   changed_.assign(view_.nodes.size(), 0);
   empty_cluster_ = empty_cluster;
-  for (size_t n = 0; n < view_.nodes.size(); ++n) {
-    const Resources& base = empty_cluster ? view_.nodes[n].node->allocatable : view_.nodes[n].free;
-    ReadDims(base, &Free(n, 0));
-    // An empty cluster only asks whether counts ever fit: no GPU sets then,
-    // and every GPU idle for shares.
-    if (!empty_cluster) {
-      free_gpus_[n] = view_.nodes[n].free_gpus;
-    }
+  InitRows(empty_cluster);
+  // An empty cluster only asks whether counts ever fit: no GPU sets then,
+  // and every GPU idle for shares.
+  if (!empty_cluster) {
+    for (size_t n = 0; n < view_.nodes.size(); ++n) free_gpus_[n] = view_.nodes[n].free_gpus;
   }
   for (const Member& m : gang_.members) {
     if (!HoldsNode(m)) continue;
@@ -345,8 +427,10 @@ void Greedy::InitFree(bool empty_cluster) {
     used_[*n] = 1;
     if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
     const Resources held = SlotRequest(*m.pod);
-    for (size_t d = 0; d < dims_.size(); ++d) Free(*n, d) -= held.Get(dims_[d]);
+    int64_t* row = MutableRow(*n);
+    for (size_t d = 0; d < dims_.size(); ++d) row[d] -= held.Get(dims_[d]);
   }
+  base_rows_ = own_rows_;
 }
 
 // Members placed for a task's minimum count towards minMember too, so only
@@ -436,7 +520,8 @@ bool Greedy::TryPlace(Slot& slot) {
     slot.failed = true;
     return false;
   }
-  for (size_t d = 0; d < dims_.size(); ++d) Free(*n, d) -= slot.request[d];
+  int64_t* row = MutableRow(*n);
+  for (size_t d = 0; d < dims_.size(); ++d) row[d] -= slot.request[d];
   if (!slot.shares.empty()) {
     slot.slices = PlaceSlotShares(slot, *n).value_or(std::vector<GpuSlice>());
     const GpuHolding held{.slices = slot.slices};
@@ -461,7 +546,7 @@ bool Greedy::TryPlace(Slot& slot) {
 // Only positive requests are compared, as kube-scheduler does.
 bool Greedy::Fits(const Slot& slot, size_t node) const {
   if (!Admits(slot)[node] || !slot.gpu_request_ok) return false;
-  const int64_t* free = free_.data() + node * dims_.size();
+  const int64_t* free = Row(node);
   for (size_t d = 0; d < dims_.size(); ++d) {
     if (slot.request[d] > 0 && slot.request[d] > free[d]) return false;
   }
@@ -670,6 +755,51 @@ void SortByPodName(std::vector<Assignment>& list) {
   });
 }
 
+// Appends `value`'s bytes (an integer or pointer) to `out`.
+template <typename T>
+void AppendBytes(std::string& out, T value) {
+  static_assert(std::is_integral_v<T> || std::is_pointer_v<T>);
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+void AppendString(std::string& out, std::string_view text) {
+  AppendBytes(out, text.size());
+  out.append(text);
+}
+
+std::optional<std::string> Greedy::Shape() const {
+  if (table_ == nullptr || std::ranges::any_of(gang_.members, HoldsNode)) return std::nullopt;
+  std::string shape;
+  AppendBytes(shape, dims_.size());
+  for (const std::string& dim : dims_) AppendString(shape, dim);
+  AppendBytes(shape, slots_.size());
+  for (const Slot& slot : slots_) {
+    for (int64_t amount : slot.request) AppendBytes(shape, amount);
+    AppendBytes(shape, slot.shares.size());
+    for (const GpuShareAsk& ask : slot.shares) {
+      AppendBytes(shape, static_cast<int>(ask.form));
+      AppendBytes(shape, ask.container);
+      AppendBytes(shape, ask.gpus);
+      AppendBytes(shape, ask.compute);
+      AppendBytes(shape, ask.memory_mib);
+      AppendBytes(shape, ask.memory_permille);
+    }
+    AppendBytes(shape, slot.gpu_request_ok);
+    AppendBytes(shape, &Admits(slot));  // the table's: one per set of constraints
+    AppendString(shape, slot.task);
+    AppendString(shape, slot.member->hint);
+  }
+  for (size_t i : smallest_first_) AppendBytes(shape, i);
+  AppendBytes(shape, task_need_.size());
+  for (const auto& [task, need] : task_need_) {
+    AppendString(shape, task);
+    AppendBytes(shape, need);
+  }
+  AppendBytes(shape, member_need_);
+  AppendBytes(shape, placed_before_);
+  return shape;
+}
+
 GangPlan Greedy::Plan() const {
   GangPlan plan{.key = gang_.key};
   for (const Slot& slot : slots_) {
@@ -688,22 +818,29 @@ GangPlan Greedy::Plan() const {
   return plan;
 }
 
-}  // namespace
-
-std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {
-  if (std::optional<Wait> wait = MissingMembers(gang)) return *std::move(wait);
-  Greedy now(gang, view, /*empty_cluster=*/false);
-  if (now.PlaceMinimum()) {
-    now.PlaceExtras(max_extras);
-    return now.Plan();
+// Why the gang's minimum does not fit even on an empty cluster (nullopt: it
+// does). `shape`: Greedy::Shape, when the table may answer.
+NodeTable::EmptyVerdict NeverFits(const Gang& gang, const ClusterView& view, NodeTable* table,
+                                  const std::optional<std::string>& shape) {
+  if (shape) {
+    if (const NodeTable::EmptyVerdict* known = table->FindEmptyVerdict(*shape)) return *known;
   }
+  Greedy empty(gang, view, table, /*empty_cluster=*/true);
+  NodeTable::EmptyVerdict verdict;
+  if (!empty.PlaceMinimum()) verdict = empty.Message(" on an empty cluster", "allocatable");
+  if (shape) table->KeepEmptyVerdict(*shape, verdict);
+  return verdict;
+}
+
+// Why the gang waits, its minimum placed nowhere now (`now`).
+Wait WaitOf(const Gang& gang, const ClusterView& view, NodeTable* table, const Greedy& now,
+            const std::optional<std::string>& shape) {
   // Tell "wait for capacity" from "will never fit as specified": only the
   // former is worth preempting for.
-  Greedy empty(gang, view, /*empty_cluster=*/true);
-  if (!empty.PlaceMinimum()) {
+  if (NodeTable::EmptyVerdict never = NeverFits(gang, view, table, shape)) {
     return Wait{.key = gang.key,
                 .reason = kWaitNeverFits,
-                .message = empty.Message(" on an empty cluster", "allocatable"),
+                .message = *std::move(never),
                 .placeable = now.placeable()};
   }
   return Wait{.key = gang.key,
@@ -712,9 +849,108 @@ std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view,
               .placeable = now.placeable()};
 }
 
-bool MinimumFits(const Gang& gang, const ClusterView& view) {
+}  // namespace
+
+const NodeTable::EmptyVerdict* NodeTable::FindEmptyVerdict(const std::string& shape) const {
+  const auto it = empty_verdicts_.find(shape);
+  return it == empty_verdicts_.end() ? nullptr : &it->second;
+}
+
+void NodeTable::KeepEmptyVerdict(std::string shape, EmptyVerdict verdict) {
+  empty_verdicts_.emplace(std::move(shape), std::move(verdict));
+}
+
+const Wait* NodeTable::FindWait(const std::string& shape) const {
+  const auto it = waits_.find(shape);
+  return it == waits_.end() ? nullptr : &it->second;
+}
+
+void NodeTable::KeepWait(std::string shape, Wait wait) {
+  waits_.emplace(std::move(shape), std::move(wait));
+}
+
+const std::vector<std::string>& NodeTable::dims() {
+  if (dims_) return *dims_;
+  std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
+  std::ranges::sort(names);
+  const auto carried = [&](const Resources& r) {
+    return std::ranges::includes(names, r.entries(), {}, {}, &Resources::Entry::first);
+  };
+  for (const NodeView& node : view_.nodes) {
+    // Most nodes carry the names seen already: a merge walk, no sort.
+    if (carried(node.free) && carried(node.node->allocatable)) continue;
+    for (const Resources* r : {&node.free, &node.node->allocatable}) {
+      for (const auto& [name, amount] : r->entries()) names.push_back(name);
+    }
+    std::ranges::sort(names);
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  dims_ = std::move(names);
+  free_.assign(view_.nodes.size() * dims_->size(), 0);
+  for (size_t n = 0; n < view_.nodes.size(); ++n) ReadFree(n);
+  return *dims_;
+}
+
+const int64_t* NodeTable::FreeRow(size_t n) { return free_.data() + n * dims().size(); }
+
+const int64_t* NodeTable::AllocatableRow(size_t n) {
+  const size_t width = dims().size();
+  if (allocatable_.empty() && !view_.nodes.empty()) {
+    allocatable_.assign(view_.nodes.size() * width, 0);
+    for (size_t i = 0; i < view_.nodes.size(); ++i) {
+      ReadAmounts(*dims_, view_.nodes[i].node->allocatable, allocatable_.data() + i * width);
+    }
+  }
+  return allocatable_.data() + n * width;
+}
+
+void NodeTable::Refresh(size_t n) {
+  if (!waits_.empty()) waits_.clear();
+  if (dims_) ReadFree(n);  // else nothing is read yet
+}
+
+void NodeTable::ReadFree(size_t n) {
+  ReadAmounts(*dims_, view_.nodes[n].free, free_.data() + n * dims_->size());
+}
+
+const std::vector<char>& NodeTable::Admits(const Pod& pod) {
+  for (const AdmitSet& set : admit_sets_) {
+    if (SameNodeConstraints(*set.like, pod)) return *set.nodes;
+  }
+  auto nodes = std::make_unique<std::vector<char>>();
+  nodes->reserve(view_.nodes.size());
+  for (const NodeView& node : view_.nodes) nodes->push_back(NodeAdmits(node, pod));
+  return *admit_sets_.emplace_back(AdmitSet{.like = &pod, .nodes = std::move(nodes)}).nodes;
+}
+
+std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {
+  return PlanGangOn(gang, view, /*table=*/nullptr, max_extras);
+}
+
+std::variant<GangPlan, Wait> PlanGangOn(const Gang& gang, const ClusterView& view, NodeTable* table,
+                                        int max_extras) {
+  if (std::optional<Wait> wait = MissingMembers(gang)) return *std::move(wait);
+  Greedy now(gang, view, table, /*empty_cluster=*/false);
+  const std::optional<std::string> shape = now.Shape();
+  if (shape) {
+    if (const Wait* known = table->FindWait(*shape)) {
+      Wait wait = *known;
+      wait.key = gang.key;
+      return wait;
+    }
+  }
+  if (now.PlaceMinimum()) {
+    now.PlaceExtras(max_extras);
+    return now.Plan();
+  }
+  Wait wait = WaitOf(gang, view, table, now, shape);
+  if (shape) table->KeepWait(*shape, wait);
+  return wait;
+}
+
+bool MinimumFits(const Gang& gang, const ClusterView& view, NodeTable* table) {
   if (MissingMembers(gang)) return false;
-  return Greedy(gang, view, /*empty_cluster=*/false).PlaceMinimum();
+  return Greedy(gang, view, table, /*empty_cluster=*/false).PlaceMinimum();
 }
 
 }  // namespace muster::gang
