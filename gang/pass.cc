@@ -42,9 +42,9 @@ namespace {
 
 // Gives back (sign +1) or takes (-1) `amount` and the GPUs of `gpus` on the
 // node: a GPU once held is no longer free, and a GPU given back is once no
-// holder is left on it.
+// holder is left on it. `table`: mirrors `view`, kept in step (may be null).
 void ChangeFree(ClusterView& view, std::string_view node, const Resources& amount,
-                const GpuHolding& gpus, int sign) {
+                const GpuHolding& gpus, int sign, NodeTable* table) {
   const std::optional<size_t> n = FindNode(view, node);
   if (!n) return;
   NodeView& v = view.nodes[*n];
@@ -53,6 +53,7 @@ void ChangeFree(ClusterView& view, std::string_view node, const Resources& amoun
   } else {
     v.free -= amount;
   }
+  if (table != nullptr) table->Refresh(*n);
   if (gpus.empty()) return;
   AccountHolding(v.gpu_uses, gpus, -sign);
   for (uint32_t m = gpus.Gpus(); m != 0; m &= m - 1) {
@@ -69,13 +70,13 @@ void ChangeFree(ClusterView& view, std::string_view node, const Resources& amoun
 }
 
 void AddFree(ClusterView& view, std::string_view node, const Resources& amount,
-             const GpuHolding& gpus = {}) {
-  ChangeFree(view, node, amount, gpus, +1);
+             const GpuHolding& gpus = {}, NodeTable* table = nullptr) {
+  ChangeFree(view, node, amount, gpus, +1, table);
 }
 
 void TakeFree(ClusterView& view, std::string_view node, const Resources& amount,
-              const GpuHolding& gpus = {}) {
-  ChangeFree(view, node, amount, gpus, -1);
+              const GpuHolding& gpus = {}, NodeTable* table = nullptr) {
+  ChangeFree(view, node, amount, gpus, -1, table);
 }
 
 // What the gang's pending members `reserve` request (no pod slots): what
@@ -245,11 +246,14 @@ bool NotAdmitted(const Gang& gang, const PassResult& result) {
          std::ranges::find(result.admitted, gang.key) == result.admitted.end();
 }
 
-void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan) {
+// `table`: mirrors `view`, kept in step (may be null).
+void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan, NodeTable* table) {
   for (const Assignment& a : plan.reserve) {
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
-    if (member != gang.members.end()) TakeFree(view, a.node, SlotRequest(*member->pod), a.gpus);
+    if (member != gang.members.end()) {
+      TakeFree(view, a.node, SlotRequest(*member->pod), a.gpus, table);
+    }
   }
 }
 
@@ -454,15 +458,6 @@ Resources HeldBy(const Gang& gang) {
   return held;
 }
 
-// Reserve, keeping `table` (which mirrors `view`; may be null) in step.
-void ReserveMirrored(ClusterView& view, NodeTable* table, const Gang& gang, const GangPlan& plan) {
-  Reserve(view, gang, plan);
-  if (table == nullptr) return;
-  for (const Assignment& a : plan.reserve) {
-    if (const std::optional<size_t> n = FindNode(view, a.node)) table->Refresh(*n);
-  }
-}
-
 // A view that many gangs plan on, with its NodeTable. Neither copied nor
 // moved: the table reads `view`.
 struct MirroredView {
@@ -484,8 +479,8 @@ struct Planning {
   // Reserves `plan` of `gang` on the views and charges its queues.
   void Take(const Gang& gang, const GangPlan& plan) {
     ChargeQueues(gang, RequestOf(gang, plan.reserve), queues);
-    ReserveMirrored(view, table ? &*table : nullptr, gang, plan);
-    if (masked) ReserveMirrored(masked->view, &masked->table, gang, plan);
+    Reserve(view, gang, plan, table ? &*table : nullptr);
+    if (masked) Reserve(masked->view, gang, plan, &masked->table);
   }
   // Plans `gang` on the view gangs plan on now.
   std::variant<GangPlan, Wait> Plan(const Gang& gang, int max_extras) {
@@ -658,12 +653,9 @@ const Gang* PlanAll(ClusterView& view, const std::vector<Gang>& gangs, Time now,
 void MoveVictim(MirroredView& trial, const VictimCandidate& victim, bool release) {
   for (const VictimCandidate::Pod& pod : victim.pods) {
     if (release) {
-      AddFree(trial.view, pod.node, pod.request, pod.gpus);
+      AddFree(trial.view, pod.node, pod.request, pod.gpus, &trial.table);
     } else {
-      TakeFree(trial.view, pod.node, pod.request, pod.gpus);
-    }
-    if (const std::optional<size_t> n = FindNode(trial.view, pod.node)) {
-      trial.table.Refresh(*n);
+      TakeFree(trial.view, pod.node, pod.request, pod.gpus, &trial.table);
     }
   }
 }

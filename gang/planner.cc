@@ -87,10 +87,10 @@ enum class Pick { kNo, kForTask, kForMembers };
 struct Slot {
   const Member* member = nullptr;
   std::string task;
-  std::vector<int64_t> request;  // per resource in Greedy::dims_
-  size_t admits = 0;             // index into Greedy::admit_sets_
-  std::optional<size_t> node;    // where the greedy put it
-  uint32_t gpus = 0;             // which GPUs of it, when its layout is known
+  std::vector<int64_t> request;               // per resource in Greedy::dims_
+  const std::vector<char>* admits = nullptr;  // NodeTable::Admits of its pod
+  std::optional<size_t> node;                 // where the greedy put it
+  uint32_t gpus = 0;                          // which GPUs of it, when its layout is known
   // GPU sharing: what it asks (empty: no shares), whether its GPU request
   // reads at all (a member whose does not fits nowhere), and its shares.
   std::vector<GpuShareAsk> shares;
@@ -117,7 +117,8 @@ class Greedy {
  public:
   // On the view's free capacity or, with `empty_cluster`, on every node's
   // allocatable less only this gang's own bound and reserved members.
-  // `table`: the view's nodes read once for the pass (may be null).
+  // `table`: the view's nodes read once for the pass (null: the greedy
+  // reads them into a table of its own).
   Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool empty_cluster);
 
   // Places what minTaskMember and minMember need; true when both are met.
@@ -137,8 +138,8 @@ class Greedy {
   // What decides this greedy's run besides the nodes, as bytes (NodeTable's
   // answers by shape): each slot's ask, task and hint in slots_ order (pod
   // names only order the slots), the minimum's order and the needs. Nothing
-  // without a table or when a member holds a node (its node is then the
-  // gang's own).
+  // on a table of its own (its answers go with it) or when a member holds a
+  // node (its node is then the gang's own).
   std::optional<std::string> Shape() const;
 
  private:
@@ -176,11 +177,7 @@ class Greedy {
   size_t Blocker(const Slot& slot) const;
   std::string Shortfall(std::string_view free_word) const;
   // Where the slot's member may go at all (NodeAdmits), per node.
-  const std::vector<char>& Admits(const Slot& slot) const {
-    return admit_sets_[slot.admits].nodes();
-  }
-  // The index into admit_sets_ of `pod`'s constraints, computed on first use.
-  size_t AdmitSetOf(const Pod& pod);
+  const std::vector<char>& Admits(const Slot& slot) const { return *slot.admits; }
   // A slot that fits nowhere leaves every slot asking the same nowhere too,
   // as free only shrinks (SameAsk).
   bool FailedAlike(const Slot& slot) const;
@@ -195,7 +192,7 @@ class Greedy {
   int64_t* MutableRow(size_t n);
   // Free(n, d) as InitFree left it: before this gang's pending members.
   int64_t Base(size_t n, size_t d) const;
-  // Points shared_rows_ at the table's rows, or fills own_block_.
+  // Points shared_rows_ at the table's rows, or copies them to own_block_.
   void InitRows(bool empty_cluster);
   // What node n's GPUs hold: the view's (none on an empty cluster) until a
   // member takes a share there; OwnUses copies them for that.
@@ -204,15 +201,16 @@ class Greedy {
 
   const Gang& gang_;
   const ClusterView& view_;
-  NodeTable* table_;               // null: the view's nodes are read here
-  std::vector<std::string> dims_;  // resource names compared, sorted
-  size_t cpu_ = 0;                 // index of cpu in dims_
-  size_t gpu_ = 0;                 // index of nvidia.com/gpu in dims_
+  std::optional<NodeTable> own_table_;  // when the caller has none
+  NodeTable* table_;                    // the caller's or own_table_
+  std::vector<std::string> dims_;       // resource names compared, sorted
+  size_t cpu_ = 0;                      // index of cpu in dims_
+  size_t gpu_ = 0;                      // index of nvidia.com/gpu in dims_
   // Free capacity, [node * dims_.size() + dim]: a node's row in
   // shared_rows_ until this greedy changes it, then its own in own_rows_.
   // shared_rows_ are table_'s rows when dims_ are the table's names (most
   // gangs: a 5000-node cluster is not copied for each gang a pass plans),
-  // else own_block_, read from the table or the view.
+  // else own_block_, copied from them.
   const int64_t* shared_rows_ = nullptr;
   std::vector<int64_t> own_block_;
   std::vector<uint32_t> own_row_;  // [node]: 1 + its row's index in own_rows_, 0: shared
@@ -225,15 +223,6 @@ class Greedy {
   bool empty_cluster_ = false;
   std::vector<char> used_;  // nodes holding a member of the gang
   mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
-  // NodeAdmits per distinct set of scheduling constraints among the pending
-  // members (a gang's members mostly share one), not per member.
-  struct AdmitSet {
-    const Pod* like = nullptr;                  // a member with these constraints
-    const std::vector<char>* shared = nullptr;  // per node: NodeAdmits, table_'s
-    std::vector<char> own;                      // the same without a table
-    const std::vector<char>& nodes() const { return shared != nullptr ? *shared : own; }
-  };
-  std::vector<AdmitSet> admit_sets_;
   std::vector<const Slot*> failed_;  // slots that fitted nowhere, one per kind of ask
   // Nodes a placement of this greedy changed (changed_[n] set), in order:
   // only their fit and rank differ from what ranked_ holds.
@@ -265,6 +254,7 @@ Greedy::Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool
   InitSlots(requests);
   InitDims(requests);
   for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].admits = &table_->Admits(*slots_[i].member->pod);
     for (const std::string& dim : dims_) slots_[i].request.push_back(requests[i].Get(dim));
   }
   OrderSlots();
@@ -294,7 +284,7 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
       ++placed_before_;
       ++placed_by_task_[m.Task()];
     } else if (AwaitsPlacement(m)) {
-      Slot slot{.member = &m, .task = m.Task(), .admits = AdmitSetOf(*m.pod)};
+      Slot slot{.member = &m, .task = m.Task()};
       if (StatusOr<GpuDemand> gpu = GpuDemandOf(*m.pod); gpu.ok()) {
         slot.shares = std::move(gpu->shares);
       } else {
@@ -306,25 +296,11 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
   }
 }
 
-size_t Greedy::AdmitSetOf(const Pod& pod) {
-  for (size_t i = 0; i < admit_sets_.size(); ++i) {
-    if (SameNodeConstraints(*admit_sets_[i].like, pod)) return i;
-  }
-  AdmitSet set{.like = &pod};
-  if (table_ != nullptr) {
-    set.shared = &table_->Admits(pod);
-  } else {
-    set.own.reserve(view_.nodes.size());
-    for (const NodeView& node : view_.nodes) set.own.push_back(NodeAdmits(node, pod));
-  }
-  admit_sets_.push_back(std::move(set));
-  return admit_sets_.size() - 1;
-}
-
-// cpu and GPUs are always present because node choice ranks by them. With a
-// table that carries every name asked, its names are taken as they are, so
-// its rows need no copy: the names no member asks are never compared (Fits,
-// Blocker and Shortfall look only at positive requests).
+// cpu and GPUs are always present because node choice ranks by them.
+// Without a table the greedy makes its own over these names. With one that
+// carries every name asked, its names are taken as they are, so its rows
+// need no copy: the names no member asks are never compared (Fits, Blocker
+// and Shortfall look only at positive requests).
 void Greedy::InitDims(const std::vector<Resources>& requests) {
   std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
   for (const Resources& r : requests) {
@@ -334,7 +310,8 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
   }
   std::ranges::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  if (table_ != nullptr && std::ranges::includes(table_->dims(), names)) {
+  if (table_ == nullptr) table_ = &own_table_.emplace(view_, names);
+  if (std::ranges::includes(table_->dims(), names)) {
     dims_ = table_->dims();
   } else {
     dims_ = std::move(names);
@@ -347,20 +324,12 @@ void Greedy::InitDims(const std::vector<Resources>& requests) {
 // none carries reads 0, as ReadAmounts would.
 void Greedy::InitRows(bool empty_cluster) {
   const size_t nodes = view_.nodes.size();
-  if (table_ != nullptr && dims_ == table_->dims()) {
+  if (dims_ == table_->dims()) {
     shared_rows_ = empty_cluster ? table_->AllocatableRow(0) : table_->FreeRow(0);
     return;
   }
   own_block_.assign(nodes * dims_.size(), 0);
   shared_rows_ = own_block_.data();
-  if (table_ == nullptr) {
-    for (size_t n = 0; n < nodes; ++n) {
-      const NodeView& node = view_.nodes[n];
-      ReadAmounts(dims_, empty_cluster ? node.node->allocatable : node.free,
-                  own_block_.data() + n * dims_.size());
-    }
-    return;
-  }
   const std::vector<std::string>& names = table_->dims();
   std::vector<ptrdiff_t> column;  // per dimension: the table's, or -1
   for (const std::string& dim : dims_) {
@@ -712,8 +681,8 @@ std::string Greedy::Shortfall(std::string_view free_word) const {
   }
   int64_t amount = 0;
   int64_t largest = 0;
-  int64_t largest_before = 0;       // before the gang's placed members took their share
-  std::vector<size_t> admits_seen;  // the nodes of an admit set are looked at once
+  int64_t largest_before = 0;  // before the gang's placed members took their share
+  std::vector<const std::vector<char>*> admits_seen;  // each set of admitting nodes once
   for (const auto& [i, d] : blocked) {
     if (d != top) continue;
     amount = std::max(amount, slots_[i].request[d]);
@@ -768,7 +737,7 @@ void AppendString(std::string& out, std::string_view text) {
 }
 
 std::optional<std::string> Greedy::Shape() const {
-  if (table_ == nullptr || std::ranges::any_of(gang_.members, HoldsNode)) return std::nullopt;
+  if (own_table_ || std::ranges::any_of(gang_.members, HoldsNode)) return std::nullopt;
   std::string shape;
   AppendBytes(shape, dims_.size());
   for (const std::string& dim : dims_) AppendString(shape, dim);
@@ -785,7 +754,7 @@ std::optional<std::string> Greedy::Shape() const {
       AppendBytes(shape, ask.memory_permille);
     }
     AppendBytes(shape, slot.gpu_request_ok);
-    AppendBytes(shape, &Admits(slot));  // the table's: one per set of constraints
+    AppendBytes(shape, slot.admits);  // the table's: one per set of constraints
     AppendString(shape, slot.task);
     AppendString(shape, slot.member->hint);
   }
@@ -886,12 +855,17 @@ const std::vector<std::string>& NodeTable::dims() {
     names.erase(std::unique(names.begin(), names.end()), names.end());
   }
   dims_ = std::move(names);
-  free_.assign(view_.nodes.size() * dims_->size(), 0);
-  for (size_t n = 0; n < view_.nodes.size(); ++n) ReadFree(n);
   return *dims_;
 }
 
-const int64_t* NodeTable::FreeRow(size_t n) { return free_.data() + n * dims().size(); }
+const int64_t* NodeTable::FreeRow(size_t n) {
+  const size_t width = dims().size();
+  if (free_.empty() && !view_.nodes.empty()) {
+    free_.assign(view_.nodes.size() * width, 0);
+    for (size_t i = 0; i < view_.nodes.size(); ++i) ReadFree(i);
+  }
+  return free_.data() + n * width;
+}
 
 const int64_t* NodeTable::AllocatableRow(size_t n) {
   const size_t width = dims().size();
@@ -906,7 +880,7 @@ const int64_t* NodeTable::AllocatableRow(size_t n) {
 
 void NodeTable::Refresh(size_t n) {
   if (!waits_.empty()) waits_.clear();
-  if (dims_) ReadFree(n);  // else nothing is read yet
+  if (!free_.empty()) ReadFree(n);  // else nothing is read yet
 }
 
 void NodeTable::ReadFree(size_t n) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -34,6 +35,10 @@ namespace muster::gang {
 class NodeTable {
  public:
   explicit NodeTable(const ClusterView& view) : view_(view) {}
+  // Over `dims` only (sorted; cpu, nvidia.com/gpu and pods among them): the
+  // table of one greedy run, which reads no name its gang does not ask.
+  NodeTable(const ClusterView& view, std::vector<std::string> dims)
+      : view_(view), dims_(std::move(dims)) {}
   NodeTable(const NodeTable&) = delete;
   NodeTable& operator=(const NodeTable&) = delete;
 
@@ -41,7 +46,8 @@ class NodeTable {
   void Refresh(size_t n);
 
   // Every resource name any node's free or allocatable carries, and cpu,
-  // nvidia.com/gpu and pods (the planner ranks by them), sorted.
+  // nvidia.com/gpu and pods (the planner ranks by them), sorted; or the
+  // names the table was made with.
   const std::vector<std::string>& dims();
   // Node n's free capacity / allocatable per name of dims() (absent: 0).
   const int64_t* FreeRow(size_t n);
@@ -65,12 +71,12 @@ class NodeTable {
   void KeepWait(std::string shape, Wait wait);
 
  private:
-  void ReadFree(size_t n);  // REQUIRES: dims_ set
+  void ReadFree(size_t n);  // REQUIRES: free_ sized
 
   const ClusterView& view_;
   std::optional<std::vector<std::string>> dims_;  // set on first use
-  std::vector<int64_t> free_;                     // [node * dims_.size() + dim], once dims_ are set
-  std::vector<int64_t> allocatable_;              // the same layout, filled on first use
+  std::vector<int64_t> free_;         // [node * dims_.size() + dim], filled on first use
+  std::vector<int64_t> allocatable_;  // the same layout, filled on first use
   struct AdmitSet {
     const Pod* like;                                 // a pod with these constraints
     std::unique_ptr<const std::vector<char>> nodes;  // per node: NodeAdmits; stable address
@@ -81,7 +87,8 @@ class NodeTable {
 };
 
 // PlanGang on a view that `table` mirrors (REQUIRES: built from `view` and
-// refreshed since; null: PlanGang reads the view's nodes itself).
+// refreshed since; null: the greedy reads the view's nodes into a table of
+// its own).
 std::variant<GangPlan, Wait> PlanGangOn(const Gang& gang, const ClusterView& view, NodeTable* table,
                                         int max_extras);
 
