@@ -110,7 +110,7 @@ for tier in ${TIERS}; do
 done
 
 log "summary"
-((${#launcher[@]} == 0)) || ccache --show-stats 2>/dev/null | grep -iE '^ *(hits|misses)|cache hit' | head -n 4
+((${#launcher[@]} == 0)) || ccache --show-stats 2>/dev/null | grep -iE '^ *(hits|misses)|cache hit' | sed -n 1,4p
 [ ${#failed_tiers[@]} -eq 0 ] || echo "failed tiers: ${failed_tiers[*]}"
 echo "tests: ${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ] && [ "${passed}" -gt 0 ]

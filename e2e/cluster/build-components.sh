@@ -124,7 +124,7 @@ need_go() {
 # Fail early if a wrapper go.mod and the version pinned here disagree.
 check_pin() { # dir module version
   local got
-  got=$(sed -nE "s#^[[:space:]]*(require[[:space:]]+)?$2[[:space:]]+(v[^[:space:]]+).*#\2#p" "$HERE/$1/go.mod" | head -n1)
+  got=$(sed -nE "s#^[[:space:]]*(require[[:space:]]+)?$2[[:space:]]+(v[^[:space:]]+).*#\2#p" "$HERE/$1/go.mod" | sed -n 1p)
   [[ $got == "$3" ]] || die "$1/go.mod requires $2 '${got:-?}', this script pins $3"
 }
 

@@ -295,7 +295,7 @@ web_refused() { # every Pending replica has a FailedScheduling event naming the 
 web_running_is() { (($(web_count Running) == $1)); }
 wait_for "web: 2 replicas Running" 60 web_running_is 2
 wait_for "web: 2 Pending replicas refused naming $WEBQ's capability" 60 web_refused
-web_pending=$(web_pods | awk '$2 == "Pending" {print $1}' | head -n 1)
+web_pending=$(web_pods | awk '$2 == "Pending" {print $1}' | sed -n 1p)
 web_msg=$(failed_scheduling "$web_pending" | tail -n 1)
 e2e_log "web $web_pending FailedScheduling: $web_msg"
 
@@ -398,7 +398,7 @@ outcome mindspore "Completed: 8 of 8 Succeeded; VC_TASK_INDEX, ssh Secret, svc C
 expect_eq "web: Running, Pending" "$(web_count Running) $(web_count Pending)" "2 2"
 outcome web "Deployment: 2 of 4 Running, 2 Pending: $web_msg"
 expect_eq "over-parent pods, phase" "$(count over-parent) $(job_phase over-parent)" "0 Pending"
-outcome over-parent "Pending, no pods: $(pg_message "$over_pg" | head -n 1)"
+outcome over-parent "Pending, no pods: $(pg_message "$over_pg" | sed -n 1p)"
 # A Job in a non-leaf queue (last: it would hold part of the parent's
 # capability if it ran): Volcano's webhook refuses it.
 apply hier-parent.yaml

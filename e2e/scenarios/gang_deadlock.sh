@@ -53,7 +53,7 @@ if gang_has_side muster; then
       "$(k get pod "$second-0" -o 'jsonpath={.spec.schedulingGates[*].name}')" "muster.io/gang"
   else
     gang_wait_for "a FailedScheduling event for $second-0" 30 nonempty failed_scheduling "$second-0"
-    expect_contains "$second-0 FailedScheduling" "$(failed_scheduling "$second-0" | head -n 1)" "muster: "
+    expect_contains "$second-0 FailedScheduling" "$(failed_scheduling "$second-0" | sed -n 1p)" "muster: "
   fi
   outcome=$(gang_wait 120 30)
   gang_metrics

@@ -103,8 +103,8 @@ gang_exit() {
   gang_stop_recorder
   if ((rc != 0)) && [[ -n ${E2E_NS:-} ]]; then
     e2e_log "state at failure (namespace $E2E_NS):"
-    k get pods -o wide 2>&1 | head -n 30 | sed 's/^/  /' || true
-    k get podgroups.scheduling.volcano.sh 2>&1 | head -n 20 | sed 's/^/  /' || true
+    k get pods -o wide 2>&1 | sed -n 1,30p | sed 's/^/  /' || true
+    k get podgroups.scheduling.volcano.sh 2>&1 | sed -n 1,20p | sed 's/^/  /' || true
     k get events --sort-by=.lastTimestamp 2>&1 | tail -n 15 | sed 's/^/  /' || true
   fi
   if ((GANG_OWN_CLUSTER)); then

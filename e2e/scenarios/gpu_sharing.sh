@@ -258,10 +258,10 @@ pending=$(json_field "$summary" pending)
 ((pending > 0)) || fail "every vGPU pod fit: the nodes were meant to fill ($summary)"
 pass "the vGPU nodes filled, nothing oversubscribed: $summary"
 waiting=$(k get pods --field-selector=status.phase=Pending -o jsonpath='{.items[0].metadata.name}')
-failed=$(failed_scheduling "$waiting" | head -n 1)
+failed=$(failed_scheduling "$waiting" | sed -n 1p)
 e2e_log "$waiting waits: ${failed:0:240}"
 # The shares come back: delete 20 bound pods, the waiting ones are placed.
-mapfile -t gone < <(k get pods -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.name}{"\n"}{end}' | grep '^vgpu-' | head -n 20)
+mapfile -t gone < <(k get pods -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.name}{"\n"}{end}' | grep '^vgpu-' | sed -n 1,20p)
 k delete pod "${gone[@]}" --wait=false >/dev/null
 all_placed() {
   checked >/dev/null

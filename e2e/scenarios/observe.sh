@@ -95,7 +95,7 @@ wait_for "both targets up (container=extender|reconciler)" 30 prom_at_least 'sum
 START=$(date +%s)
 
 # --- 2. GPU topology on the nodes --------------------------------------------------
-topology=$(sed -n "s|^ *$TOPOLOGY_ANNOTATION: '\(.*\"link\".*\)'\$|\1|p" "$E2E_REPO/e2e/clusters/gpu-racks-2x4.yaml" | head -n 1)
+topology=$(sed -n "s|^ *$TOPOLOGY_ANNOTATION: '\(.*\"link\".*\)'\$|\1|p" "$E2E_REPO/e2e/clusters/gpu-racks-2x4.yaml" | sed -n 1p)
 [[ -n $topology ]] || fail "no GPU topology annotation found in e2e/clusters/gpu-racks-2x4.yaml"
 # Only nodes without one (others' annotations are not ours to change or remove).
 mapfile -t ANNOTATED < <("$MUSTER_KUBECTL" get nodes -o json | python3 -c '

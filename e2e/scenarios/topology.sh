@@ -157,5 +157,5 @@ expect_eq 'muster_gpu_topology_nodes{source="annotation"}' "$(metric 'muster_gpu
 expect_eq 'muster_gpu_sets_total{link="unchosen"}' "$(metric 'muster_gpu_sets_total{link="unchosen"}')" 1
 grep -q 'node gpu-x-0: GPU topology unknown.*gpus\[0\].numa' "$MUSTER_E2E_DIR/logs/extender.log" ||
   fail "the extender log does not say why gpu-x-0's topology is unknown"
-pass "gpu-x-0's broken topology: bound by count without GPU ids, counted and logged ($(grep -o 'node gpu-x-0: GPU topology unknown.*' "$MUSTER_E2E_DIR/logs/extender.log" | head -1))"
+pass "gpu-x-0's broken topology: bound by count without GPU ids, counted and logged ($(grep -o 'node gpu-x-0: GPU topology unknown.*' "$MUSTER_E2E_DIR/logs/extender.log" | sed -n 1p))"
 "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null || true

@@ -128,7 +128,7 @@ queue_named() {
 wait_for "pg-in-bad-queue waits naming its queue's problem" 20 queue_named
 pass "pg-in-bad-queue: $(field podgroup/pg-in-bad-queue '{.status.conditions[0].message}')"
 wait_for "pg-bad-gpu-0's FailedScheduling names its PodGroup's problem" 30 pod_told
-pass "pg-bad-gpu-0: $(failed_scheduling pg-bad-gpu-0 | head -n 1)"
+pass "pg-bad-gpu-0: $(failed_scheduling pg-bad-gpu-0 | sed -n 1p)"
 expect_eq "pg-bad-gpu-0 bound" "$(field pod/pg-bad-gpu-0 '{.spec.nodeName}')" ""
 for entry in "${BAD_JOBS[@]}"; do
   name=${entry%%|*}

@@ -229,7 +229,7 @@ printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name:
 "$MUSTER_KUBECTL" patch queue "$QUEUE" --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null ||
   fail "cannot open the queue $QUEUE"
 
-topology=$(sed -n "s|^ *$TOPOLOGY_ANNOTATION: '\(.*\"link\".*\)'\$|\1|p" "$E2E_REPO/e2e/clusters/gpu-racks-2x4.yaml" | head -n 1)
+topology=$(sed -n "s|^ *$TOPOLOGY_ANNOTATION: '\(.*\"link\".*\)'\$|\1|p" "$E2E_REPO/e2e/clusters/gpu-racks-2x4.yaml" | sed -n 1p)
 [[ -n $topology ]] || fail "no GPU topology annotation found in e2e/clusters/gpu-racks-2x4.yaml"
 # Only nodes without one (others' annotations are not ours to change or remove).
 mapfile -t ANNOTATED < <("$MUSTER_KUBECTL" get nodes -o json | python3 -c '
@@ -299,7 +299,7 @@ reserved_events() {
 wait_for "a GangReserved Event on PodGroup $GANG_A" 20 nonempty reserved_events
 api_versions=$(reserved_events | awk '{print $1}' | sort -u | tr '\n' ' ')
 expect_eq "the GangReserved Event's involvedObject apiVersion" "$api_versions" "scheduling.k8s.io/v1beta1 "
-e2e_log "GangReserved: $(reserved_events | head -n 1)"
+e2e_log "GangReserved: $(reserved_events | sed -n 1p)"
 
 # muster wrote nothing to the PodGroup: no Volcano-style status, no field manager of its own.
 k get "$PG_RESOURCE" "$GANG_A" -o json --show-managed-fields | python3 -c '

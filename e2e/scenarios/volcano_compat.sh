@@ -54,7 +54,7 @@ k apply -f "$FIX/elastic.yaml" >/dev/null
 wait_for "elastic: 20 pods exist" 60 pods_are elastic 20
 wait_for "elastic: 16 workers Running" 90 running_is elastic 16
 wait_for "elastic phase Running" 30 job_phase_is elastic Running
-pg=$(k get podgroups.scheduling.volcano.sh -o name | grep '/elastic-' | head -n 1)
+pg=$(k get podgroups.scheduling.volcano.sh -o name | grep '/elastic-' | sed -n 1p)
 expect_eq "elastic PodGroup minTaskMember (as Volcano's controller writes it)" \
   "$(field "$pg" '{.spec.minMember}/{.spec.minTaskMember.worker}')" "1/20"
 sleep 3 # the gang controller's passes keep the 4 others waiting
@@ -198,7 +198,7 @@ wait_for "hosts ConfigMap rewritten: VC_WORKER_NUM 3" 30 cm_num_is 3
 expect_eq "VC_WORKER_HOSTS" "$(cm_field VC_WORKER_HOSTS)" \
   "svc-scale-worker-0.svc-scale,svc-scale-worker-1.svc-scale,svc-scale-worker-2.svc-scale"
 expect_eq "worker.host: a line per worker" "$(cm_field 'worker\.host' | grep -c '^svc-scale-worker-')" 3
-pg=$(k get podgroups.scheduling.volcano.sh -o name | grep '/svc-scale-' | head -n 1)
+pg=$(k get podgroups.scheduling.volcano.sh -o name | grep '/svc-scale-' | sed -n 1p)
 expect_eq "svc-scale PodGroup minMember/minTaskMember after the scale" \
   "$(field "$pg" '{.spec.minMember}/{.spec.minTaskMember.worker}')" "2/3"
 expect_eq "svc-scale status: no refusal" "$(field vcjob/svc-scale '{.status.state.phase}/{.status.state.reason}')" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Three early-quitting pipes under pipefail, and three forms that are fine.
+# Four early-quitting pipes under pipefail, and three forms that are fine.
 set -euo pipefail
 kubectl api-resources -o name | grep -qx podgroups.scheduling.k8s.io
 kubectl get events | grep -m 1 FailedScheduling
@@ -8,3 +8,4 @@ kubectl get pods -o name | grep --quiet pod/a
 grep -q podgroups <<<"$(kubectl api-resources -o name)"
 kubectl get pods || grep -q x /dev/null
 kubectl get pods -o name | grep -c pod/
+kubectl get events -o name | head -n 1
