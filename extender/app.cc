@@ -91,6 +91,8 @@ StatusOr<Clients> MakeClients(const ExtenderFlags& flags, const kube::ClientConf
 
 // Feeds the cache from the watches. A pod recreated under the same name
 // arrives as an update with another uid: the old incarnation goes first.
+// Old and deleted objects are read for their identity only: the informers
+// keep no more (Watches).
 void Wire(kube::Informer<Node>& nodes, kube::Informer<Pod>& pods, ClusterCache& cache) {
   nodes.AddHandlers({
       .on_add = [&cache](const Node& n) { cache.UpsertNode(n); },
@@ -133,7 +135,11 @@ void WirePodGroups(kube::Informer<PodGroup>& groups, PodGroupApi api, ClusterCac
   groups.AddHandlers({
       .on_add = [&cache](const PodGroup& g) { cache.UpsertPodGroup(g); },
       .on_update = [&cache](const PodGroup&, const PodGroup& g) { cache.UpsertPodGroup(g); },
-      .on_delete = [&cache](const PodGroup& g) { cache.DeletePodGroup(g.GangKey()); },
+      // By `api`, not g.GangKey(): after a relist, `g` is a stub (metadata only).
+      .on_delete =
+          [&cache, api](const PodGroup& g) {
+            cache.DeletePodGroup(GangKey(api, g.meta.namespace_, g.meta.name));
+          },
       .on_undecodable =
           [&cache, api](const kube::UndecodableObject& g) {
             cache.MarkPodGroupBroken(BrokenPodGroupOf(g, api));
@@ -266,14 +272,29 @@ int ServeUntilSignal(const MainLoop& loop) {
 // GenericWorkload gate and that version in --runtime-config: an optional
 // collection (InformerOptions::optional_collection), synced with none while
 // the list answers 404 and followed once the API server serves it.
+//
+// Nothing reads the informers' own caches: the handlers feed ClusterCache,
+// which keeps its compact records. So the informers keep metadata only
+// (CacheMode::kMetadataOnly; a decoded copy of 50 000 pods was ~150 MB,
+// kube/client/informer_memory_main.cc), and a handler's old or
+// relist-deleted object is a stub holding only its key, uid and
+// resourceVersion - all the handlers above read of it.
+kube::InformerOptions MetadataOnly(bool optional_collection = false) {
+  return kube::InformerOptions{.cache_mode = kube::CacheMode::kMetadataOnly,
+                               .optional_collection = optional_collection};
+}
 struct Watches {
   explicit Watches(kube::Client* client)
-      : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList),
-        pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList),
-        groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList),
-        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList),
+      : nodes(client, kube::ResourceRef::Core("nodes"), kube::DecodeNode, kube::DecodeNodeList,
+              MetadataOnly()),
+        pods(client, kube::ResourceRef::Core("pods"), kube::DecodePod, kube::DecodePodList,
+             MetadataOnly()),
+        groups(client, kube::PodGroupsRef(), kube::DecodePodGroup, kube::DecodePodGroupList,
+               MetadataOnly()),
+        queues(client, kube::QueuesRef(), kube::DecodeQueue, kube::DecodeQueueList, MetadataOnly()),
         k8s_groups(client, kube::KubernetesPodGroupsRef(), kube::DecodeKubernetesPodGroup,
-                   kube::DecodeKubernetesPodGroupList, {.optional_collection = true}) {}
+                   kube::DecodeKubernetesPodGroupList, MetadataOnly(/*optional_collection=*/true)) {
+  }
 
   void Feed(ClusterCache& cache) {
     Wire(nodes, pods, cache);

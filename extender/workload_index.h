@@ -1,11 +1,15 @@
 // WorkloadIndex: the PodGroups and Queues of the cluster, as the watches last
 // reported them - the inputs of the gang and queue steps of the pipeline.
 //
-// Copy-on-write: a change copies the affected map once and bumps the
-// generation; View() hands out the current maps by shared pointer, so a
-// request's view stays valid and unchanged while the watches go on.
+// Copy-on-write: View() hands out the current maps by shared pointer, so a
+// copy of the view (a request's snapshot) stays valid and unchanged while
+// the watches go on. A change bumps the generation and edits the affected
+// map in place when the index is its only holder, else a copy of it: a
+// burst of changes between two snapshots copies each map at most once.
 //
-// Thread-safety: none (a plain value). ClusterCache guards its instance.
+// Thread-safety: none (a plain value). ClusterCache guards its instance; a
+// copy of the view may be read and dropped on any thread, but copied only
+// from another copy or under that guard (the in-place edit relies on it).
 #pragma once
 
 #include <cstdint>
@@ -101,10 +105,12 @@ class WorkloadView {
 
  private:
   friend class WorkloadIndex;
-  std::shared_ptr<const std::map<std::string, PodGroup, std::less<>>> pod_groups_;
-  std::shared_ptr<const std::map<std::string, Queue, std::less<>>> queues_;
-  std::shared_ptr<const std::map<std::string, BrokenObject, std::less<>>> broken_pod_groups_;
-  std::shared_ptr<const std::map<std::string, BrokenObject, std::less<>>> broken_queues_;
+  // Shared with earlier copies of the view; only WorkloadIndex writes them,
+  // and only when it is their one holder (copy-on-write).
+  std::shared_ptr<std::map<std::string, PodGroup, std::less<>>> pod_groups_;
+  std::shared_ptr<std::map<std::string, Queue, std::less<>>> queues_;
+  std::shared_ptr<std::map<std::string, BrokenObject, std::less<>>> broken_pod_groups_;
+  std::shared_ptr<std::map<std::string, BrokenObject, std::less<>>> broken_queues_;
   uint64_t generation_ = 0;
 };
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/testing/builders.h"
@@ -112,6 +114,66 @@ TEST(WorkloadIndexTest, AViewDoesNotChangeUnderLaterEvents) {
   EXPECT_NE(before.FindQueue("q"), nullptr);
   EXPECT_EQ(before.pod_group_count(), 1u);
   EXPECT_GT(index.View().generation(), before.generation());
+}
+
+// Every kind of event after a view was copied leaves the copy as it was.
+TEST(WorkloadIndexTest, ACopiedViewKeepsWhatItSawWhateverComesNext) {
+  const std::vector<std::pair<std::string, std::function<void(WorkloadIndex&)>>> events = {
+      {"PodGroup replaced", [](WorkloadIndex& i) { i.UpsertPodGroup(MakePodGroup("g")); }},
+      {"PodGroup added", [](WorkloadIndex& i) { i.UpsertPodGroup(MakePodGroup("h")); }},
+      {"PodGroup deleted", [](WorkloadIndex& i) { i.DeletePodGroup("default/g"); }},
+      {"PodGroup broken",
+       [](WorkloadIndex& i) {
+         i.MarkPodGroupBroken({.namespace_ = "default", .name = "g", .problem = "spec: bad"});
+       }},
+      {"broken PodGroup cleared", [](WorkloadIndex& i) { i.ClearBrokenPodGroup("default/b"); }},
+      {"Queue replaced", [](WorkloadIndex& i) { i.UpsertQueue(MakeQueue("q").Weight(9)); }},
+      {"Queue deleted", [](WorkloadIndex& i) { i.DeleteQueue("q"); }},
+      {"Queue broken", [](WorkloadIndex& i) { i.MarkQueueBroken({.name = "q", .problem = "x"}); }},
+      {"broken Queue cleared", [](WorkloadIndex& i) { i.ClearBrokenQueue("bq"); }},
+  };
+  for (const auto& [name, event] : events) {
+    SCOPED_TRACE(name);
+    WorkloadIndex index;
+    index.UpsertPodGroup(MakePodGroup("g").MinMember(2));
+    index.MarkPodGroupBroken({.namespace_ = "default", .name = "b", .problem = "spec: bad"});
+    index.UpsertQueue(MakeQueue("q").Weight(1));
+    index.MarkQueueBroken({.name = "bq", .problem = "spec: bad"});
+    const WorkloadView before = index.View();
+    event(index);
+    EXPECT_EQ(before.pod_group_count(), 1u);
+    ASSERT_NE(before.FindPodGroup("default/g"), nullptr);
+    EXPECT_EQ(before.FindPodGroup("default/g")->spec.min_member, 2);
+    EXPECT_NE(before.FindBrokenPodGroup("default/b"), nullptr);
+    ASSERT_NE(before.FindQueue("q"), nullptr);
+    EXPECT_EQ(before.FindQueue("q")->spec.weight, 1);
+    EXPECT_NE(before.FindBrokenQueue("bq"), nullptr);
+    EXPECT_GT(index.View().generation(), before.generation());
+  }
+}
+
+// Events with no copy of the view outstanding edit the maps in place: a
+// relist of thousands of PodGroups costs one map, not one copy per object.
+// A copy taken in between is the only reason to copy, once.
+TEST(WorkloadIndexTest, EventsCopyAMapOnlyWhenAViewOfItIsHeld) {
+  WorkloadIndex index;
+  index.UpsertPodGroup(MakePodGroup("g0"));
+  const auto* map = &index.View().pod_groups();
+  for (int i = 1; i < 1000; ++i) index.UpsertPodGroup(MakePodGroup("g" + std::to_string(i)));
+  EXPECT_EQ(&index.View().pod_groups(), map) << "no view held: edited in place";
+  EXPECT_EQ(index.View().pod_group_count(), 1000u);
+  {
+    const WorkloadView held = index.View();
+    index.UpsertPodGroup(MakePodGroup("g1000"));
+    EXPECT_NE(&index.View().pod_groups(), map) << "a view held: copied";
+    EXPECT_EQ(held.pod_group_count(), 1000u);
+    map = &index.View().pod_groups();
+    index.DeletePodGroup("default/g0");
+    EXPECT_EQ(&index.View().pod_groups(), map) << "the copy is the index's own";
+  }
+  index.UpsertPodGroup(MakePodGroup("g1001"));
+  EXPECT_EQ(&index.View().pod_groups(), map) << "the view dropped: in place again";
+  EXPECT_EQ(index.View().pod_group_count(), 1001u);
 }
 
 TEST(WorkloadIndexTest, DeletingWhatIsNotThereChangesNothing) {

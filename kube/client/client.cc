@@ -170,26 +170,43 @@ StatusOr<std::string> Client::List(const ResourceRef& ref, const ListOptions& op
 
 StatusOr<std::vector<std::string>> Client::ListAll(const ResourceRef& ref, ListOptions options,
                                                    CancelToken* cancel) {
+  std::vector<std::string> pages;
+  MUSTER_RETURN_IF_ERROR(ListEach(
+      ref, std::move(options),
+      [&pages](ListPage page) {
+        if (page.first) pages.clear();  // a restart: the pages so far are void
+        pages.push_back(std::move(page.json));
+        return Status::Ok();
+      },
+      cancel));
+  return pages;
+}
+
+Status Client::ListEach(const ResourceRef& ref, ListOptions options, const ListPageHandler& on_page,
+                        CancelToken* cancel) {
   if (options.limit <= 0) options.limit = kDefaultPageSize;
   const std::string first_resource_version = options.resource_version;
   for (int restarts = 0;; ++restarts) {
-    std::vector<std::string> pages;
     options.continue_token.clear();
     options.resource_version = first_resource_version;
     while (true) {
-      StatusOr<std::string> page = List(ref, options, cancel);
-      if (!page.ok()) {
-        const bool expired = page.status().code() == StatusCode::kGone &&
-                             !options.continue_token.empty() && restarts < kMaxListRestarts;
-        if (!expired) return page.status();
+      ListPage page;
+      page.first = options.continue_token.empty();
+      StatusOr<std::string> json = List(ref, options, cancel);
+      if (!json.ok()) {
+        const bool expired =
+            json.status().code() == StatusCode::kGone && !page.first && restarts < kMaxListRestarts;
+        if (!expired) return json.status();
         spdlog::info("list {}: continue token expired, restarting the list", ref.DebugString());
         break;
       }
-      StatusOr<ListMeta> meta = ReadListMeta(*page);
+      page.json = std::move(json).value();
+      StatusOr<ListMeta> meta = ReadListMeta(page.json);
       if (!meta.ok()) return meta.status().Annotate("list " + ref.DebugString());
-      pages.push_back(std::move(page).value());
-      if (meta->continue_token.empty()) return pages;
-      options.continue_token = meta->continue_token;
+      page.meta = std::move(meta).value();
+      options.continue_token = page.meta.continue_token;
+      MUSTER_RETURN_IF_ERROR(on_page(std::move(page)));
+      if (options.continue_token.empty()) return Status::Ok();
     }
   }
 }

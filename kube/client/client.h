@@ -104,6 +104,18 @@ struct ListMeta {
 // metadata (the items are not parsed). InvalidArgument for malformed JSON.
 StatusOr<ListMeta> ReadListMeta(std::string_view list_json);
 
+// One page of a list as Client::ListEach hands it over.
+struct ListPage {
+  std::string json;  // the answer: {"metadata":{...},"items":[...]}
+  ListMeta meta;     // its metadata (a page's continue token is "" on the last)
+  // The first page of the list; again after a restart (the continue token
+  // expired): whatever the earlier pages said belongs to a list that is void.
+  bool first = false;
+};
+// Handles one page (its own: the handler may keep or drop it); an error ends
+// the list with it.
+using ListPageHandler = std::function<Status(ListPage page)>;
+
 class Client {
  public:
   // A client on the cpp-httplib transport for `config`.
@@ -122,8 +134,19 @@ class Client {
   // Every page, following metadata.continue (limit defaults to 500). When a
   // continue token expires (410 Gone) the list restarts from the first page,
   // at most 3 times. All pages share the first page's resourceVersion.
+  // Holds the whole collection's JSON at once: for a large collection, use
+  // ListEach.
   StatusOr<std::vector<std::string>> ListAll(const ResourceRef& ref, ListOptions options = {},
                                              CancelToken* cancel = nullptr);
+
+  // ListAll's pages, handed to `on_page` one at a time, in order, as they
+  // arrive: only the page in hand is held (and freed before the next one is
+  // asked for), so a client's memory does not grow with the collection. A
+  // restart (continue token expired) starts again with a page whose `first`
+  // is set. Returns the first error, `on_page`'s included; Ok once the last
+  // page was handled. `on_page` runs on the calling thread.
+  Status ListEach(const ResourceRef& ref, ListOptions options, const ListPageHandler& on_page,
+                  CancelToken* cancel = nullptr);
 
   // POST `body_json`: to the collection of `ref`, or, when ref.subresource is
   // set, to that subresource of ref.name (pods/binding, pods/eviction).

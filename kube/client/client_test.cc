@@ -535,6 +535,80 @@ TEST_F(ClientTest, RejectsRefsWithoutNameWhereOneIsNeeded) {
   EXPECT_EQ(log_.size(), 0u);
 }
 
+// "first|rv|continue|json": what ListEach handed over.
+std::string DescribePage(const ListPage& page) {
+  return std::string(page.first ? "first" : "next") + "|" + page.meta.resource_version + "|" +
+         page.meta.continue_token + "|" + page.json;
+}
+
+struct ListEachCase {
+  std::string name;
+  std::vector<Reply> replies;
+  int fail_at;  // the handler answers an error on this page (0-based); -1: never
+  std::vector<std::string> want_pages;  // DescribePage
+  StatusCode want_code;
+  size_t want_requests;
+};
+
+std::vector<ListEachCase> ListEachCases() {
+  const std::string p1 = R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[1]})";
+  const std::string p2 = R"({"metadata":{"resourceVersion":"10"},"items":[2]})";
+  const std::string r1 = R"({"metadata":{"resourceVersion":"20","continue":"c9"},"items":[]})";
+  const std::string expired = ApiStatusJson(410, "Expired", "continue token too old");
+  const std::string forbidden = ApiStatusJson(403, "Forbidden", "no");
+  return {
+      {"two pages",
+       {{200, p1}, {200, p2}},
+       -1,
+       {"first|10|c1|" + p1, "next|10||" + p2},
+       StatusCode::kOk,
+       2},
+      {"an expired continue token restarts the list at a first page",
+       {{200, p1}, {410, expired}, {200, r1}, {200, p2}},
+       -1,
+       {"first|10|c1|" + p1, "first|20|c9|" + r1, "next|10||" + p2},
+       StatusCode::kOk,
+       4},
+      {"the handler's error ends the list",
+       {{200, p1}, {200, p2}},
+       0,
+       {"first|10|c1|" + p1},
+       StatusCode::kInternal,
+       1},
+      {"an error answer ends the list",
+       {{200, p1}, {403, forbidden}},
+       -1,
+       {"first|10|c1|" + p1},
+       StatusCode::kPermissionDenied,
+       2},
+  };
+}
+
+// ListEach hands each page over as it arrives - its JSON, its metadata,
+// whether it (re)starts the list - and stops at the first error.
+TEST_F(ClientTest, ListEachHandsOverEachPageAsItArrives) {
+  for (const ListEachCase& c : ListEachCases()) {
+    SCOPED_TRACE(c.name);
+    const size_t requests_before = log_.size();
+    for (const Reply& r : c.replies) Push(r);
+    auto client = MakeClient({}, /*max_attempts=*/1);
+    std::vector<std::string> pages;
+    Status listed =
+        client->ListEach(ResourceRef::Core("pods"), ListOptions{.limit = 1}, [&](ListPage page) {
+          pages.push_back(DescribePage(page));
+          if (static_cast<int>(pages.size()) - 1 != c.fail_at) {
+            return Status::Ok();
+          }
+          return InternalError("handler failed");
+        });
+    EXPECT_EQ(listed.code(), c.want_code) << listed;
+    EXPECT_EQ(pages, c.want_pages);
+    EXPECT_EQ(log_.size() - requests_before, c.want_requests);
+    std::lock_guard<std::mutex> lock(mu_);
+    replies_.clear();  // what a case did not ask for
+  }
+}
+
 // A watch holds its own connection: other calls proceed while it streams,
 // and cancelling it returns at once even though the server sends nothing.
 class StreamTest : public ::testing::Test {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <utility>
 
 namespace muster::kube {
@@ -99,12 +100,26 @@ Status InformerCore::ListAndReplace() {
   list.label_selector = options_.label_selector;
   list.field_selector = options_.field_selector;
   list.limit = options_.page_size;
-  StatusOr<std::vector<std::string>> pages = client_->ListAll(ref_, list, &cancel_);
-  if (!pages.ok()) return pages.status();
-  StatusOr<std::string> rv = store_->Replace(*pages);
-  if (!rv.ok()) return rv.status();
+  std::string rv;
+  int pages = 0;
+  const Time start = clock_.Now();
+  MUSTER_RETURN_IF_ERROR(client_->ListEach(
+      ref_, list,
+      [&](ListPage page) {
+        if (page.first) {
+          store_->BeginList();
+          rv = page.meta.resource_version;  // every page carries the first's
+        }
+        ++pages;
+        return store_->ApplyListPage(page.json);
+      },
+      &cancel_));
+  store_->EndList();
+  // How long a (re)start waits on this collection.
+  spdlog::info("informer {}: listed {} page(s) in {:.2f} s", ref_.DebugString(), pages,
+               std::chrono::duration<double>(clock_.Now() - start).count());
   base::MutexLock lock(&mu_);
-  resource_version_ = std::move(rv).value();
+  resource_version_ = std::move(rv);
   ++stats_.lists;
   last_list_error_ = Status::Ok();
   if (!synced_) {
@@ -203,6 +218,12 @@ void InformerCore::Run() {
 }
 
 namespace informer_internal {
+
+void SetKey(std::string_view key, ObjectMeta* meta) {
+  const size_t slash = key.find('/');
+  meta->namespace_ = slash == std::string_view::npos ? "" : std::string(key.substr(0, slash));
+  meta->name = std::string(slash == std::string_view::npos ? key : key.substr(slash + 1));
+}
 
 Status SplitList(std::string_view page, std::string* resource_version,
                  std::vector<RawItem>* items) {

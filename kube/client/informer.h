@@ -1,6 +1,6 @@
 // Informer: a local, always-updating cache of one Kubernetes collection.
 //
-// The informer lists the collection (all pages, page_size at a time, as a
+// The informer lists the collection (page_size objects a page, as a
 // consistent read: no resourceVersion), then watches it from the
 // list's resourceVersion, applying each event to a cache keyed by
 // "namespace/name" (or "name" for cluster-scoped objects) and telling
@@ -9,8 +9,18 @@
 //   - a dropped or ended watch is resumed from the last resourceVersion;
 //   - 410 Gone (HTTP, or an ERROR event in the stream) means the version is
 //     too old: it lists again and reconciles the cache with the list
-//     ("replace": OnDelete for objects that vanished, OnUpdate for objects
-//     whose resourceVersion changed, OnAdd for new ones);
+//     ("replace": OnUpdate for objects whose resourceVersion changed, OnAdd
+//     for new ones, OnDelete for objects that vanished);
+//   - a list is applied page by page as the pages arrive (Client::ListEach):
+//     only one page's JSON and decoded objects are held beside the cache,
+//     so a list of 50 000 pods costs a page, not the collection. Each page
+//     updates the cache and tells the handlers at once; the deletions come
+//     after the last page. So while a list is under way (or after one failed
+//     midway, until the next one completes) the cache holds the objects of
+//     the pages applied at their listed version and the others as they were:
+//     never fewer objects than before, never an object older than it was.
+//     A continue token that expires (410 during paging) restarts the list
+//     from its first page; what it no longer names is then deleted at its end;
 //   - failures (API server restarting, connection refused, 5xx) are retried
 //     forever with capped, jittered exponential backoff;
 //   - an object that fails to decode is logged and counted (stats()), never
@@ -21,6 +31,11 @@
 //     JSON) until it is deleted or a later version decodes, and tells the
 //     handlers (on_undecodable, on_undecodable_cleared), so that the
 //     component can answer it on the object.
+//
+// What the cache keeps of each object is InformerOptions::cache_mode:
+// the whole decoded object (kFull), or, for a component that keeps its own
+// compact copy from the handlers and never reads the informer's cache, only
+// its identity (kMetadataOnly; Informer<T> says what changes then).
 //
 // The core (InformerCore, non-template) runs the list/watch loop on its own
 // thread; Informer<T> adds the typed cache on top.
@@ -38,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -55,10 +71,19 @@
 
 namespace muster::kube {
 
+// What an informer's cache keeps of each object.
+enum class CacheMode {
+  kFull,          // the decoded object
+  kMetadataOnly,  // its name, namespace, uid and resourceVersion
+};
+
 struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
+  // Objects per list page: fewer round trips against a larger page (its
+  // JSON and its decoded objects) held while it is applied.
   int64_t page_size = 500;
+  CacheMode cache_mode = CacheMode::kFull;
   // Each watch asks the server to end it after a random time in [t, 2t), as
   // client-go does, so many informers do not reconnect in lockstep.
   int watch_timeout_seconds = 300;
@@ -107,12 +132,20 @@ inline constexpr std::array<std::string_view, 4> kUndecodableReasons = {
     "bad_spec", "bad_status", "bad_metadata", "bad_object"};
 
 // What a typed informer gives the core. Called on the informer thread only.
+// A list is BeginList, ApplyListPage for each page, EndList once the last
+// page was applied; a list that restarts from its first page BeginLists
+// again, one that fails ends without EndList.
 class InformerStore {
  public:
   virtual ~InformerStore() = default;
-  // Replaces the cache with the content of the list pages; returns the
-  // list's resourceVersion. An error (a malformed page) keeps the old cache.
-  virtual StatusOr<std::string> Replace(const std::vector<std::string>& pages) = 0;
+  // A list starts: what earlier lists named no longer counts.
+  virtual void BeginList() = 0;
+  // Applies one page: new objects added, changed ones updated (handlers
+  // told). An error (a malformed page) applies nothing of that page.
+  virtual Status ApplyListPage(std::string_view page) = 0;
+  // The list is complete: objects (and records of undecodable objects) it
+  // did not name are deleted.
+  virtual void EndList() = 0;
   // Applies an ADDED, MODIFIED or DELETED event.
   virtual void Apply(const WatchEvent& event) = 0;
 };
@@ -192,8 +225,14 @@ inline std::string EventKey(const WatchEvent& e) {
   return e.namespace_.empty() ? e.name : e.namespace_ + "/" + e.name;
 }
 
+// Sets meta's namespace and name from a cache key ("namespace/name", "name").
+void SetKey(std::string_view key, ObjectMeta* meta);
+
 }  // namespace informer_internal
 
+// `new_obj` and on_add's `obj` are always the whole decoded object. With
+// CacheMode::kMetadataOnly, `old_obj` is a stub (Informer<T>::Get), and so is
+// on_delete's `obj` unless it is the object of a DELETED event that decodes.
 template <typename T>
 struct InformerHandlers {
   std::function<void(const T& obj)> on_add;
@@ -212,6 +251,14 @@ struct InformerHandlers {
 };
 
 // T is a model type with `ObjectMeta meta` (Pod, Node, PodGroup, ...).
+//
+// CacheMode::kMetadataOnly: the cache keeps, per object, its key, uid and
+// resourceVersion (about 200 bytes, against kilobytes for a decoded Pod).
+// Get and List then return stubs: a T made on each call whose meta holds
+// only name, namespace, uid and resourceVersion, everything else default
+// (List makes one per object: for tests and debugging, not a hot path). The
+// handlers' old objects are such stubs too (InformerHandlers). Undecodable
+// records are kept whole in either mode (they are few).
 template <typename T>
 class Informer final : private InformerStore {
  public:
@@ -224,6 +271,7 @@ class Informer final : private InformerStore {
            InformerOptions options = {})
       : decode_item_(decode_item),
         decode_list_(decode_list),
+        mode_(options.cache_mode),
         core_(client, std::move(ref), std::move(options), this) {}
   ~Informer() override { core_.Stop(); }
 
@@ -240,17 +288,18 @@ class Informer final : private InformerStore {
   void ResumeWatchFromForTesting(std::string rv) { core_.ResumeWatchFromForTesting(std::move(rv)); }
 
   // The cached object with key "namespace/name" (or "name"); null if absent.
+  // kMetadataOnly: its stub.
   ObjectPtr Get(const std::string& key) const MUSTER_EXCLUDES(mu_) {
     base::MutexLock lock(&mu_);
     auto it = cache_.find(key);
-    return it == cache_.end() ? nullptr : it->second;
+    return it == cache_.end() ? nullptr : ObjectOf(it->first, it->second);
   }
-  // A snapshot of every cached object, ordered by key.
+  // A snapshot of every cached object, ordered by key. kMetadataOnly: stubs.
   std::vector<ObjectPtr> List() const MUSTER_EXCLUDES(mu_) {
     base::MutexLock lock(&mu_);
     std::vector<ObjectPtr> out;
     out.reserve(cache_.size());
-    for (const auto& [key, obj] : cache_) out.push_back(obj);
+    for (const auto& [key, entry] : cache_) out.push_back(ObjectOf(key, entry));
     return out;
   }
   size_t size() const MUSTER_EXCLUDES(mu_) {
@@ -276,102 +325,148 @@ class Informer final : private InformerStore {
   }
 
  private:
-  using Cache = std::map<std::string, ObjectPtr>;
+  // What the cache keeps of an object.
+  struct Entry {
+    ObjectPtr obj;                 // kFull: the object; kMetadataOnly: null
+    std::string uid;               // kMetadataOnly only (kFull: obj->meta's)
+    std::string resource_version;  // kMetadataOnly only
+    uint64_t listed = 0;           // the list (list_epoch_) that last named it
+  };
+  using Cache = std::map<std::string, Entry>;
   using Records = std::map<std::string, UndecodablePtr>;
   struct Delta {
     enum Kind { kAdd, kUpdate, kDelete } kind;
     ObjectPtr old_obj;
     ObjectPtr new_obj;
   };
+  // What applying objects changed, told once the lock is released: the
+  // deltas, then the records dropped, then the new records.
+  struct Changes {
+    std::vector<Delta> deltas;
+    std::vector<UndecodablePtr> cleared;
+    std::vector<UndecodablePtr> told;
+  };
 
-  StatusOr<std::string> Replace(const std::vector<std::string>& pages) override;
-  void Apply(const WatchEvent& event) override;
-  Status DecodePage(std::string_view page, Cache* fresh, Records* bad, std::string* rv);
-  Status DecodePageItemByItem(std::string_view page, Cache* fresh, Records* bad, std::string* rv);
+  void BeginList() override MUSTER_EXCLUDES(mu_);
+  Status ApplyListPage(std::string_view page) override MUSTER_EXCLUDES(mu_);
+  void EndList() override MUSTER_EXCLUDES(mu_);
+  void Apply(const WatchEvent& event) override MUSTER_EXCLUDES(mu_);
+  // The page's objects that decode, and the records of those that do not.
+  Status DecodePage(std::string_view page, std::vector<T>* items, std::vector<UndecodablePtr>* bad);
   // Logs and counts the failure; the record of the object (`key` when its
   // metadata names none).
   UndecodablePtr RecordOf(const Status& error, std::string_view json, const std::string& key,
                           std::string_view context);
-  static std::vector<Delta> Diff(const Cache& before, const Cache& after);
+  // Caches `obj` under `key`: its add or update, none when `skip_unchanged`
+  // and the version cached is the same. Drops the undecodable record of
+  // `key`, if any, into `changes`.
+  void Upsert(std::string key, ObjectPtr obj, bool skip_unchanged, Changes* changes)
+      MUSTER_REQUIRES(mu_);
+  // Keeps `record` of an object that does not decode (the cache keeps its
+  // last good state); told unless the record kept has the same version.
+  void KeepUndecodable(const std::string& key, UndecodablePtr record, Changes* changes)
+      MUSTER_REQUIRES(mu_);
+  // What the cache hands out for `entry`: the object, or its stub.
+  ObjectPtr ObjectOf(const std::string& key, const Entry& entry) const;
+  const std::string& VersionOf(const Entry& entry) const {
+    return entry.obj ? entry.obj->meta.resource_version : entry.resource_version;
+  }
+  void Tell(const Changes& changes) const;
   void Dispatch(const Delta& delta) const;
-  void DispatchUndecodable(const UndecodableObject& obj) const;
-  void DispatchCleared(const UndecodableObject& last) const;
 
   const ItemDecoder decode_item_;
   const ListDecoder decode_list_;
+  const CacheMode mode_;
   std::vector<InformerHandlers<T>> handlers_;  // written before Start() only
   mutable base::Mutex mu_;
   Cache cache_ MUSTER_GUARDED_BY(mu_);
   Records undecodable_ MUSTER_GUARDED_BY(mu_);
+  uint64_t list_epoch_ MUSTER_GUARDED_BY(mu_) = 0;  // lists begun
+  // Keys of the undecodable objects the current list named.
+  std::set<std::string> listed_undecodable_ MUSTER_GUARDED_BY(mu_);
   InformerCore core_;  // last: its thread uses the members above
 };
 
 // ---- implementation ----
 
 template <typename T>
-StatusOr<std::string> Informer<T>::Replace(const std::vector<std::string>& pages) {
-  Cache fresh;
-  Records bad;  // listed but undecodable: keep what we had
-  std::string rv;
-  for (const std::string& page : pages) {
-    MUSTER_RETURN_IF_ERROR(DecodePage(page, &fresh, &bad, &rv));
-  }
-  std::vector<Delta> deltas;
-  std::vector<UndecodablePtr> cleared, added;
-  {
-    base::MutexLock lock(&mu_);
-    for (auto& [key, record] : bad) {
-      auto it = cache_.find(key);
-      if (it != cache_.end()) fresh.emplace(key, it->second);
-      auto before = undecodable_.find(key);
-      if (before == undecodable_.end() ||
-          before->second->meta.resource_version != record->meta.resource_version) {
-        added.push_back(record);
-      } else {
-        record = before->second;  // the same version: the same record
-      }
-    }
-    for (const auto& [key, record] : undecodable_) {
-      if (!bad.contains(key)) cleared.push_back(record);  // gone, or decodes now
-    }
-    deltas = Diff(cache_, fresh);
-    cache_.swap(fresh);
-    undecodable_.swap(bad);
-  }
-  for (const Delta& d : deltas) Dispatch(d);
-  for (const UndecodablePtr& r : cleared) DispatchCleared(*r);
-  for (const UndecodablePtr& r : added) DispatchUndecodable(*r);
-  return rv;
+void Informer<T>::BeginList() {
+  base::MutexLock lock(&mu_);
+  ++list_epoch_;
+  listed_undecodable_.clear();
 }
 
 template <typename T>
-Status Informer<T>::DecodePage(std::string_view page, Cache* fresh, Records* bad, std::string* rv) {
-  StatusOr<ObjectList<T>> list = decode_list_(page);
-  if (!list.ok()) return DecodePageItemByItem(page, fresh, bad, rv);
-  if (rv->empty()) *rv = list->resource_version;
-  for (T& item : list->items) {
-    std::string key = item.meta.Key();
-    (*fresh)[std::move(key)] = std::make_shared<const T>(std::move(item));
+Status Informer<T>::ApplyListPage(std::string_view page) {
+  std::vector<T> items;
+  std::vector<UndecodablePtr> bad;
+  MUSTER_RETURN_IF_ERROR(DecodePage(page, &items, &bad));
+  Changes changes;
+  {
+    base::MutexLock lock(&mu_);
+    for (T& item : items) {
+      std::string key = item.meta.Key();
+      Upsert(std::move(key), std::make_shared<const T>(std::move(item)), /*skip_unchanged=*/true,
+             &changes);
+    }
+    for (UndecodablePtr& record : bad) {
+      const std::string key = record->Key();
+      listed_undecodable_.insert(key);
+      // Listed: its last good state, if any, stays.
+      if (auto it = cache_.find(key); it != cache_.end()) it->second.listed = list_epoch_;
+      KeepUndecodable(key, std::move(record), &changes);
+    }
   }
+  Tell(changes);
   return Status::Ok();
 }
 
 template <typename T>
-Status Informer<T>::DecodePageItemByItem(std::string_view page, Cache* fresh, Records* bad,
-                                         std::string* rv) {
-  std::string page_rv;
-  std::vector<informer_internal::RawItem> items;
-  MUSTER_RETURN_IF_ERROR(informer_internal::SplitList(page, &page_rv, &items));
-  if (rv->empty()) *rv = page_rv;
-  for (informer_internal::RawItem& raw : items) {
+void Informer<T>::EndList() {
+  Changes changes;
+  {
+    base::MutexLock lock(&mu_);
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      if (it->second.listed == list_epoch_) {
+        ++it;
+        continue;
+      }
+      ObjectPtr last = ObjectOf(it->first, it->second);
+      changes.deltas.push_back({Delta::kDelete, last, last});
+      it = cache_.erase(it);
+    }
+    for (auto it = undecodable_.begin(); it != undecodable_.end();) {
+      if (listed_undecodable_.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      changes.cleared.push_back(std::move(it->second));
+      it = undecodable_.erase(it);
+    }
+  }
+  Tell(changes);
+}
+
+template <typename T>
+Status Informer<T>::DecodePage(std::string_view page, std::vector<T>* items,
+                               std::vector<UndecodablePtr>* bad) {
+  StatusOr<ObjectList<T>> list = decode_list_(page);
+  if (list.ok()) {
+    *items = std::move(list->items);
+    return Status::Ok();
+  }
+  // Some item does not decode: each on its own, to keep the others.
+  std::string rv;
+  std::vector<informer_internal::RawItem> raw_items;
+  MUSTER_RETURN_IF_ERROR(informer_internal::SplitList(page, &rv, &raw_items));
+  for (informer_internal::RawItem& raw : raw_items) {
     StatusOr<T> item = decode_item_(raw.json);
-    if (!item.ok()) {
-      UndecodablePtr record = RecordOf(item.status(), raw.json, raw.key, "list item");
-      if (!record->Key().empty()) (*bad)[record->Key()] = std::move(record);
+    if (item.ok()) {
+      items->push_back(std::move(item).value());
       continue;
     }
-    std::string key = item->meta.Key();
-    (*fresh)[std::move(key)] = std::make_shared<const T>(std::move(item).value());
+    UndecodablePtr record = RecordOf(item.status(), raw.json, raw.key, "list item");
+    if (!record->Key().empty()) bad->push_back(std::move(record));
   }
   return Status::Ok();
 }
@@ -386,9 +481,7 @@ typename Informer<T>::UndecodablePtr Informer<T>::RecordOf(const Status& error,
   if (record->meta.name.empty() && !key.empty()) {
     // The identity did not read (metadata itself is broken): the key the
     // list or watch event named stands in.
-    const size_t slash = key.find('/');
-    record->meta.namespace_ = slash == std::string::npos ? "" : key.substr(0, slash);
-    record->meta.name = slash == std::string::npos ? key : key.substr(slash + 1);
+    informer_internal::SetKey(key, &record->meta);
   }
   record->problem = DecodeProblem(error);
   record->json = std::string(json);
@@ -402,83 +495,90 @@ void Informer<T>::Apply(const WatchEvent& event) {
   StatusOr<T> decoded = decode_item_(event.object_json);
   std::string key = informer_internal::EventKey(event);
   ObjectPtr obj;
+  UndecodablePtr record;
   if (decoded.ok()) {
     key = decoded->meta.Key();
     obj = std::make_shared<const T>(std::move(decoded).value());
   } else {
-    UndecodablePtr record =
-        RecordOf(decoded.status(), event.object_json, key, WatchEventTypeName(event.type));
+    record = RecordOf(decoded.status(), event.object_json, key, WatchEventTypeName(event.type));
     if (!record->Key().empty()) key = record->Key();
     if (key.empty()) return;
-    if (!deleted) {
-      // The cache keeps the last good state; the record says what is wrong now.
-      UndecodablePtr before;
-      {
-        base::MutexLock lock(&mu_);
-        UndecodablePtr& slot = undecodable_[key];
-        before = slot;
-        slot = record;
-      }
-      if (!before || before->meta.resource_version != record->meta.resource_version) {
-        DispatchUndecodable(*record);
-      }
-      return;
-    }
   }
-  ObjectPtr old;
-  UndecodablePtr cleared;
+  Changes changes;
   {
     base::MutexLock lock(&mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) old = it->second;
-    if (deleted) {
-      if (it != cache_.end()) cache_.erase(it);
+    if (!deleted && record) {
+      KeepUndecodable(key, std::move(record), &changes);
+    } else if (!deleted) {
+      Upsert(std::move(key), std::move(obj), /*skip_unchanged=*/false, &changes);
     } else {
-      cache_[key] = obj;
-    }
-    if (auto r = undecodable_.find(key); r != undecodable_.end()) {
-      cleared = std::move(r->second);
-      undecodable_.erase(r);
+      // Removed by its key even when the event's object does not decode.
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        ObjectPtr last = ObjectOf(it->first, it->second);
+        changes.deltas.push_back({Delta::kDelete, last, obj ? obj : last});
+        cache_.erase(it);
+      }
+      if (auto r = undecodable_.find(key); r != undecodable_.end()) {
+        changes.cleared.push_back(std::move(r->second));
+        undecodable_.erase(r);
+      }
     }
   }
-  if (deleted) {
-    if (old) Dispatch({Delta::kDelete, old, obj ? obj : old});
+  Tell(changes);
+}
+
+template <typename T>
+void Informer<T>::Upsert(std::string key, ObjectPtr obj, bool skip_unchanged, Changes* changes) {
+  if (auto r = undecodable_.find(key); r != undecodable_.end()) {  // decodes now
+    changes->cleared.push_back(std::move(r->second));
+    undecodable_.erase(r);
+  }
+  auto [it, added] = cache_.try_emplace(std::move(key));
+  Entry& entry = it->second;
+  entry.listed = list_epoch_;
+  if (!added && skip_unchanged && VersionOf(entry) == obj->meta.resource_version) return;
+  ObjectPtr old = added ? nullptr : ObjectOf(it->first, entry);
+  if (mode_ == CacheMode::kFull) {
+    entry.obj = obj;
   } else {
-    Dispatch({old ? Delta::kUpdate : Delta::kAdd, old, obj});
+    entry.uid = obj->meta.uid;
+    entry.resource_version = obj->meta.resource_version;
   }
-  if (cleared) DispatchCleared(*cleared);
+  changes->deltas.push_back({added ? Delta::kAdd : Delta::kUpdate, std::move(old), std::move(obj)});
 }
 
 template <typename T>
-void Informer<T>::DispatchUndecodable(const UndecodableObject& obj) const {
-  for (const InformerHandlers<T>& h : handlers_) {
-    if (h.on_undecodable) h.on_undecodable(obj);
-  }
+void Informer<T>::KeepUndecodable(const std::string& key, UndecodablePtr record, Changes* changes) {
+  UndecodablePtr& slot = undecodable_[key];
+  if (slot && slot->meta.resource_version == record->meta.resource_version) return;
+  slot = std::move(record);
+  changes->told.push_back(slot);
 }
 
 template <typename T>
-void Informer<T>::DispatchCleared(const UndecodableObject& last) const {
-  for (const InformerHandlers<T>& h : handlers_) {
-    if (h.on_undecodable_cleared) h.on_undecodable_cleared(last);
-  }
+typename Informer<T>::ObjectPtr Informer<T>::ObjectOf(const std::string& key,
+                                                      const Entry& entry) const {
+  if (entry.obj) return entry.obj;
+  auto stub = std::make_shared<T>();
+  informer_internal::SetKey(key, &stub->meta);
+  stub->meta.uid = entry.uid;
+  stub->meta.resource_version = entry.resource_version;
+  return stub;
 }
 
 template <typename T>
-std::vector<typename Informer<T>::Delta> Informer<T>::Diff(const Cache& before,
-                                                           const Cache& after) {
-  std::vector<Delta> deltas;
-  for (const auto& [key, obj] : after) {
-    auto it = before.find(key);
-    if (it == before.end()) {
-      deltas.push_back({Delta::kAdd, nullptr, obj});
-    } else if (it->second->meta.resource_version != obj->meta.resource_version) {
-      deltas.push_back({Delta::kUpdate, it->second, obj});
+void Informer<T>::Tell(const Changes& changes) const {
+  for (const Delta& d : changes.deltas) Dispatch(d);
+  for (const UndecodablePtr& r : changes.cleared) {
+    for (const InformerHandlers<T>& h : handlers_) {
+      if (h.on_undecodable_cleared) h.on_undecodable_cleared(*r);
     }
   }
-  for (const auto& [key, obj] : before) {
-    if (after.find(key) == after.end()) deltas.push_back({Delta::kDelete, obj, obj});
+  for (const UndecodablePtr& r : changes.told) {
+    for (const InformerHandlers<T>& h : handlers_) {
+      if (h.on_undecodable) h.on_undecodable(*r);
+    }
   }
-  return deltas;
 }
 
 template <typename T>

@@ -78,6 +78,12 @@ class FakeNodesApi {
     std::lock_guard<std::mutex> lock(mu_);
     served_ = served;
   }
+  // The next request for a page after the first answers 410 Gone (its
+  // continue token expired): the list starts again, from the next snapshot.
+  void ExpireNextContinue() {
+    std::lock_guard<std::mutex> lock(mu_);
+    expire_next_continue_ = true;
+  }
   std::vector<std::string> watch_versions() {
     std::lock_guard<std::mutex> lock(mu_);
     return watch_versions_;
@@ -121,6 +127,12 @@ class FakeNodesApi {
       return;
     }
     const std::string token = req.get_param_value("continue");
+    if (!token.empty() && expire_next_continue_) {
+      expire_next_continue_ = false;
+      res.status = 410;
+      res.set_content(kExpired, "application/json");
+      return;
+    }
     size_t page = 0;
     if (token.empty()) {
       if (lists_.size() > 1 && served_first_page_) lists_.pop_front();
@@ -184,6 +196,7 @@ class FakeNodesApi {
   bool served_first_page_ = false;
   bool block_lists_ = false;
   bool served_ = true;
+  bool expire_next_continue_ = false;
   std::deque<WatchScript> watches_;
   std::vector<std::string> watch_versions_;
   std::vector<std::string> list_queries_;
@@ -194,11 +207,17 @@ class FakeNodesApi {
 // Records handler calls as "add a@1", "update a@1->a@2", "delete b@3".
 class EventLog {
  public:
+  using Describer = std::string (*)(const Node&);
+  // `describe` names an object in the log ("a@1" by default).
+  explicit EventLog(Describer describe = &Describe) : describe_(describe) {}
+
   InformerHandlers<Node> Handlers() {
     return {
-        [this](const Node& n) { Add("add " + Describe(n)); },
-        [this](const Node& o, const Node& n) { Add("update " + Describe(o) + "->" + Describe(n)); },
-        [this](const Node& n) { Add("delete " + Describe(n)); },
+        [this](const Node& n) { Add("add " + describe_(n)); },
+        [this](const Node& o, const Node& n) {
+          Add("update " + describe_(o) + "->" + describe_(n));
+        },
+        [this](const Node& n) { Add("delete " + describe_(n)); },
     };
   }
   std::vector<std::string> events() {
@@ -216,6 +235,7 @@ class EventLog {
     std::lock_guard<std::mutex> lock(mu_);
     events_.push_back(std::move(e));
   }
+  const Describer describe_;
   std::mutex mu_;
   std::vector<std::string> events_;
 };
@@ -437,6 +457,115 @@ TEST_F(InformerTest, KeepsARecordOfEachObjectThatDoesNotDecodeUntilItDecodesOrGo
                                 "cleared c@3", "cleared e@12", "undecodable f@20"));
   EXPECT_THAT(log_.events(), ElementsAre("add a@1", "add b@2", "add c@13"));
   StopPromptly(informer);
+}
+
+// A Node with a uid and a label: a stub keeps the uid, not the label.
+std::string LabeledNodeJson(const std::string& name, const std::string& rv) {
+  return R"({"kind":"Node","metadata":{"name":")" + name + R"(","uid":"uid-)" + name +
+         R"(","resourceVersion":")" + rv + R"(","labels":{"zone":"z1"}}})";
+}
+
+// "a@1", with "(stub)" when the object came without its labels (a stub),
+// and "(no uid)" when without its uid.
+std::string DescribeLabeled(const Node& n) {
+  std::string out = n.meta.name + "@" + n.meta.resource_version;
+  if (n.meta.labels.empty()) out += "(stub)";
+  if (n.meta.uid != "uid-" + n.meta.name) out += "(no uid)";
+  return out;
+}
+
+struct CacheModeCase {
+  std::string name;
+  std::vector<ListSnapshot> lists;
+  bool expire_continue;  // the first list's second page answers 410
+  std::vector<WatchScript> watches;
+  std::vector<std::string> want_full;      // handler calls (DescribeLabeled), CacheMode::kFull
+  std::vector<std::string> want_metadata;  // the same, CacheMode::kMetadataOnly
+  std::vector<std::string> want_cache;     // name@version, ordered by key
+  std::string want_resource_version;
+};
+
+std::vector<CacheModeCase> CacheModeCases() {
+  const auto node = LabeledNodeJson;
+  return {
+      {"a relist after 410 adds, updates and deletes across its pages",
+       {{"10", {{node("a", "1"), node("b", "2")}, {node("c", "3")}}},
+        {"30", {{node("a", "20"), node("c", "3")}, {node("d", "21")}, {node("e", "22")}}}},
+       false,
+       {{410, kExpired, WatchScript::kEnd}},
+       {"add a@1", "add b@2", "add c@3", "update a@1->a@20", "add d@21", "add e@22", "delete b@2"},
+       {"add a@1", "add b@2", "add c@3", "update a@1(stub)->a@20", "add d@21", "add e@22",
+        "delete b@2(stub)"},
+       {"a@20", "c@3", "d@21", "e@22"},
+       "30"},
+      {"a continue token that expires restarts the list; what it no longer names goes",
+       {{"10", {{node("a", "1"), node("b", "2")}, {node("c", "3")}}},
+        {"12", {{node("a", "1"), node("c", "3")}, {node("d", "4")}}}},
+       true,
+       {},
+       {"add a@1", "add b@2", "add c@3", "add d@4", "delete b@2"},
+       {"add a@1", "add b@2", "add c@3", "add d@4", "delete b@2(stub)"},
+       {"a@1", "c@3", "d@4"},
+       "12"},
+      {"watch events: the old object is a stub, a DELETED event's object is whole",
+       {{"10", {{node("a", "1"), node("b", "2")}}}},
+       false,
+       {{200, Event("MODIFIED", node("a", "5")) + Event("DELETED", node("b", "6")),
+         WatchScript::kHold}},
+       {"add a@1", "add b@2", "update a@1->a@5", "delete b@6"},
+       {"add a@1", "add b@2", "update a@1(stub)->a@5", "delete b@6"},
+       {"a@5"},
+       "6"},
+  };
+}
+
+// Runs `c` with `mode`: what the handlers were told, what the cache holds.
+void ExpectCacheModeCase(const CacheModeCase& c, CacheMode mode) {
+  const bool stubs = mode == CacheMode::kMetadataOnly;
+  FakeNodesApi api;
+  ASSERT_TRUE(api.server().Start());
+  for (const ListSnapshot& list : c.lists) api.AddList(list);
+  for (const WatchScript& watch : c.watches) api.AddWatch(watch);
+  if (c.expire_continue) api.ExpireNextContinue();
+  auto client = Client::New(ClientConfig{.server = api.server().url()});
+  ASSERT_TRUE(client.ok()) << client.status();
+  InformerOptions options{.page_size = 2, .cache_mode = mode};
+  options.backoff = {milliseconds(1), milliseconds(20), 2.0, 0.0, Duration(0)};
+  Informer<Node> informer(client->get(), ResourceRef::Core("nodes"), &DecodeNode, &DecodeNodeList,
+                          options);
+  EventLog log(&DescribeLabeled);
+  informer.AddHandlers(log.Handlers());
+  informer.Start();
+  const std::vector<std::string>& want = stubs ? c.want_metadata : c.want_full;
+  ASSERT_TRUE(WaitFor([&] { return log.size() >= want.size() && api.held() == 1; }))
+      << ::testing::PrintToString(log.events());
+  EXPECT_THAT(log.events(), ElementsAreArray(want));
+  std::vector<std::string> cached;
+  for (const auto& n : informer.List()) {
+    cached.push_back(n->meta.name + "@" + n->meta.resource_version);
+    EXPECT_EQ(n->meta.uid, "uid-" + n->meta.name);
+    EXPECT_EQ(n->meta.labels.empty(), stubs) << "the cache keeps what the mode says";
+  }
+  EXPECT_THAT(cached, ElementsAreArray(c.want_cache));
+  const std::string first = c.want_cache.front().substr(0, c.want_cache.front().find('@'));
+  ASSERT_NE(informer.Get(first), nullptr);
+  EXPECT_EQ(informer.Get(first)->meta.labels.empty(), stubs);
+  EXPECT_EQ(informer.Get("nope"), nullptr);
+  EXPECT_EQ(informer.size(), c.want_cache.size());
+  EXPECT_EQ(informer.resource_version(), c.want_resource_version);
+  informer.Stop();
+}
+
+// Both modes list page by page with the same add/update/delete semantics;
+// handlers get whole new objects; the cache (and so old objects) is whole
+// in kFull, stubs with name, uid and version in kMetadataOnly.
+TEST(InformerCacheModeTest, ListsPageByPageAndKeepsWhatTheModeSays) {
+  for (const CacheModeCase& c : CacheModeCases()) {
+    for (CacheMode mode : {CacheMode::kFull, CacheMode::kMetadataOnly}) {
+      SCOPED_TRACE(c.name + (mode == CacheMode::kFull ? " (full)" : " (metadata only)"));
+      ExpectCacheModeCase(c, mode);
+    }
+  }
 }
 
 TEST(UndecodableReasonTest, NamesTheTopLevelFieldOfTheProblem) {
