@@ -106,9 +106,10 @@ Status InformerCore::ListAndReplace() {
   MUSTER_RETURN_IF_ERROR(client_->ListEach(
       ref_, list,
       [&](ListPage page) {
-        if (page.first) {
+        if (page.first) {  // again after a restart: the pages before it are void
           store_->BeginList();
           rv = page.meta.resource_version;  // every page carries the first's
+          pages = 0;
         }
         ++pages;
         return store_->ApplyListPage(page.json);
