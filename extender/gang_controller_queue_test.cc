@@ -258,6 +258,43 @@ Chosen ChooseVictims(TestCluster& cluster, const std::string& key) {
   return out;
 }
 
+// Each member carries its pod's request as the cache computed it when it
+// indexed the pod (the pass reads it for queue shares, victims and slots,
+// and no longer computes it per member per pass): init containers above
+// the containers, overhead, GPUs, bound or pending alike.
+TEST(GangControllerTest, MembersCarryTheirPodsRequests) {
+  TestCluster cluster;
+  AddNodes(cluster, 2);
+  cluster.Add(MakePodGroup("mixed").Namespace("ml").MinMember(3));
+  const Resources big_init{{std::string(kCpu), 4000}};
+  const std::vector<Pod> pods = {
+      MakePod("mixed-0")
+          .Namespace("ml")
+          .Uid("u0")
+          .Group("mixed")
+          .Cpu("1")
+          .Gpu(2)
+          .NodeName("gpu-0")
+          .Phase("Running"),
+      MakePod("mixed-1").Namespace("ml").Uid("u1").Group("mixed").Cpu("1").InitContainer(big_init),
+      MakePod("mixed-2").Namespace("ml").Uid("u2").Group("mixed").Memory("1Gi").Overhead(
+          Resources{{std::string(kCpu), 250}}),
+  };
+  for (const Pod& pod : pods) cluster.Add(pod);
+  cluster.With([&](ClusterState& state) {
+    GangInputs in = BuildGangInputs(state, {}, {}, cluster.clock.Now());
+    const auto g = std::ranges::find(in.gangs, "ml/mixed", &gang::Gang::key);
+    ASSERT_NE(g, in.gangs.end());
+    ASSERT_EQ(g->members.size(), pods.size());
+    for (size_t i = 0; i < pods.size(); ++i) {
+      SCOPED_TRACE(pods[i].meta.name);
+      EXPECT_EQ(g->members[i].request, pods[i].EffectiveRequest());
+      EXPECT_FALSE(g->members[i].request.empty());
+    }
+    EXPECT_EQ(g->members[1].request.Get(kCpu), 4000) << "the init container's 4 CPUs";
+  });
+}
+
 TEST(GangControllerTest, PreemptionNeverEvictsAGangWithAKubeSystemOrCriticalMember) {
   for (const ConformanceKind& k : kConformanceKinds) {
     SCOPED_TRACE(k.name);

@@ -15,7 +15,11 @@ namespace {
 using gang::MemberState;
 
 gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
-  gang::Member m{.pod = pod, .terminating = pod->meta.deletion_timestamp.has_value()};
+  // The cache computed the pod's request when it indexed the pod.
+  const PodRecord* record = state.FindPod(pod->meta.uid);
+  gang::Member m{.pod = pod,
+                 .request = record != nullptr ? record->request : pod->EffectiveRequest(),
+                 .terminating = pod->meta.deletion_timestamp.has_value()};
   if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") {
     m.state = pod->status.phase == "Succeeded" ? MemberState::kSucceeded : MemberState::kFailed;
     m.node = pod->spec.node_name;
@@ -78,7 +82,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
       .key = g.key, .priority = g.priority, .created = g.created, .evictable = gang::Evictable(g)};
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
-    Resources held = WithPodSlot(m.pod->EffectiveRequest());
+    Resources held = WithPodSlot(m.request);
     v.gpus += held.milli_gpus();
     v.pods.push_back({.uid = m.pod->meta.uid,
                       .namespace_ = m.pod->meta.namespace_,
@@ -239,7 +243,7 @@ std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>&
       const auto m = std::ranges::find_if(g->members, [&](const gang::Member& member) {
         return member.pod->meta.uid == a.pod_uid;
       });
-      if (m != g->members.end()) need += m->pod->EffectiveRequest();
+      if (m != g->members.end()) need += m->request;
     }
     need.Erase(kPods);
     for (const std::string& queue : g->queues) out[queue] += need;

@@ -20,7 +20,7 @@ double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e6; }
 double BoundGpus(const gang::Gang& g) {
   int64_t milli = 0;
   for (const gang::Member& m : g.members) {
-    if (m.state == MemberState::kBound) milli += m.pod->EffectiveRequest().milli_gpus();
+    if (m.state == MemberState::kBound) milli += m.request.milli_gpus();
   }
   return static_cast<double>(milli) / kMilliPerGpu;
 }

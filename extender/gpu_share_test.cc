@@ -268,8 +268,8 @@ TEST(GpuShareGangTest, SixHalvesPackTwoToAGpuNeverOneAloneBesideAHalfUsedOne) {
   gang::ClusterView view = ViewWith(c, node);
   gang::Gang g{.key = "ml/mpi", .spec = {.min_member = 6}};
   for (int i = 0; i < 6; ++i) {
-    g.members.push_back(gang::Member{
-        .pod = std::make_shared<const Pod>(HalfOf("w-" + std::to_string(i)).Group("mpi").Obj())});
+    g.members.push_back(gang::Member::Of(
+        std::make_shared<const Pod>(HalfOf("w-" + std::to_string(i)).Group("mpi").Obj())));
   }
   const auto planned = gang::PlanGang(g, view);
   ASSERT_TRUE(std::holds_alternative<gang::GangPlan>(planned));
@@ -290,7 +290,7 @@ TEST(GpuShareGangTest, AShareTooLargeForEveryGpuSaysSo) {
   gang::ClusterView view = ViewWith(c, node);
   gang::Gang g{.key = "ml/pair", .spec = {.min_member = 1}};
   g.members.push_back(
-      gang::Member{.pod = std::make_shared<const Pod>(HalfOf("p").Group("pair").Obj())});
+      gang::Member::Of(std::make_shared<const Pod>(HalfOf("p").Group("pair").Obj())));
   const auto planned = gang::PlanGang(g, view);
   ASSERT_TRUE(std::holds_alternative<gang::Wait>(planned));
   EXPECT_EQ(std::get<gang::Wait>(planned).message,
@@ -308,7 +308,7 @@ TEST(GpuShareQueueTest, ACapabilityOfOneGpuAdmitsTwoHalves) {
     gang::Gang g{.key = "ml/" + name, .spec = {.min_member = 1}, .queues = {"q"}};
     g.created = Time::FromUnixSeconds(name == "a" ? 1 : name == "b" ? 2 : 3);
     g.members.push_back(
-        gang::Member{.pod = std::make_shared<const Pod>(HalfOf(name).Group(name).Obj())});
+        gang::Member::Of(std::make_shared<const Pod>(HalfOf(name).Group(name).Obj())));
     gangs.push_back(std::move(g));
   }
   const gang::QueueLimits queues = {

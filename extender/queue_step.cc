@@ -33,13 +33,13 @@ Holdings HoldingsOf(const gang::Gang& g) {
     // from it twice.
     if (m.Finished()) continue;
     if (m.terminating) {
-      if (m.state == MemberState::kBound) h.leaving += m.pod->EffectiveRequest();
+      if (m.state == MemberState::kBound) h.leaving += m.request;
       continue;
     }
     const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
-    (placed ? h.allocated : h.pending) += m.pod->EffectiveRequest();
-    if (m.state == MemberState::kBound) h.bound += m.pod->EffectiveRequest();
-    if (!placed && g.preempting) h.claimed += m.pod->EffectiveRequest();
+    (placed ? h.allocated : h.pending) += m.request;
+    if (m.state == MemberState::kBound) h.bound += m.request;
+    if (!placed && g.preempting) h.claimed += m.request;
   }
   // A gang not admitted yet may have no pods (a Volcano Job's come with
   // admission): its minimum is its queue's demand all the same, or a queue

@@ -109,6 +109,8 @@ bool SameNodeConstraints(const Pod& a, const Pod& b) {
 
 Resources SlotRequest(const Pod& pod) { return WithPodSlot(pod.EffectiveRequest()); }
 
+Resources SlotRequest(const Member& member) { return WithPodSlot(member.request); }
+
 std::optional<size_t> FindNode(const ClusterView& view, std::string_view name) {
   const auto it =
       std::ranges::lower_bound(view.nodes, name, std::less<>{},

@@ -18,6 +18,8 @@ namespace muster::gang {
 // amount a NodeView's free must cover and the amount reserving/releasing it
 // moves.
 Resources SlotRequest(const Pod& pod);
+// The same for a member, from its request computed once.
+Resources SlotRequest(const Member& member);
 
 // True when NodeAdmits answers alike for `a` and `b` on every node: the same
 // node selector, affinity and tolerations.

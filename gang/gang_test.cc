@@ -511,7 +511,7 @@ TEST(GangOrderTest, QueueRankThenPriorityThenAgeThenKey) {
 }
 
 TEST(MemberTest, TaskFromAnnotationThenLabel) {
-  const auto member = [](Pod pod) { return Member{.pod = std::make_shared<const Pod>(pod)}; };
+  const auto member = [](Pod pod) { return Member::Of(std::make_shared<const Pod>(pod)); };
   EXPECT_EQ(member(MakePod("p")).Task(), "");
   EXPECT_EQ(member(MakePod("p").Label(kTaskSpecKey, "ps")).Task(), "ps");
   EXPECT_EQ(member(MakePod("p").Label(kTaskSpecKey, "ps").Annotation(kTaskSpecKey, "w")).Task(),

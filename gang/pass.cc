@@ -86,7 +86,7 @@ Resources RequestOf(const Gang& gang, const std::vector<Assignment>& reserve) {
   for (const Assignment& a : reserve) {
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
-    if (member != gang.members.end()) need += member->pod->EffectiveRequest();
+    if (member != gang.members.end()) need += member->request;
   }
   return need;
 }
@@ -132,7 +132,7 @@ void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, D
     bool released = false;
     for (Member& m : gang.members) {
       if (m.state != MemberState::kReserved) continue;
-      AddFree(view, m.node, SlotRequest(*m.pod));
+      AddFree(view, m.node, SlotRequest(m));
       m.state = MemberState::kPending;
       m.node.clear();
       released = true;
@@ -252,7 +252,7 @@ void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan, NodeTabl
     const auto member = std::ranges::find_if(
         gang.members, [&](const Member& m) { return m.pod->meta.uid == a.pod_uid; });
     if (member != gang.members.end()) {
-      TakeFree(view, a.node, SlotRequest(*member->pod), a.gpus, table);
+      TakeFree(view, a.node, SlotRequest(*member), a.gpus, table);
     }
   }
 }
@@ -452,7 +452,7 @@ bool Plannable(const Gang& gang, const PassResult& result) {
 Resources HeldBy(const Gang& gang) {
   Resources held;
   for (const Member& m : gang.members) {
-    if (CountsPlaced(m) && !m.Finished()) held += m.pod->EffectiveRequest();
+    if (CountsPlaced(m) && !m.Finished()) held += m.request;
   }
   held.Erase(kPods);
   return held;
@@ -681,7 +681,7 @@ bool MayReclaim(const Gang& preemptor, const QueueLimits& queues, const PassConf
   if (!config.reclaim || !limit || !limit->reclaim_allowed) return false;
   Resources after = limit->allocated;
   for (const Member& m : preemptor.members) {
-    if (AwaitsPlacement(m)) after += m.pod->EffectiveRequest();
+    if (AwaitsPlacement(m)) after += m.request;
   }
   return Owed(limit->allocated, limit->deserved) && WithinDeserved(std::move(after), *limit);
 }

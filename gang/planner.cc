@@ -291,7 +291,7 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
         slot.gpu_request_ok = false;
       }
       slots_.push_back(std::move(slot));
-      requests.push_back(SlotRequest(*m.pod));
+      requests.push_back(SlotRequest(m));
     }
   }
 }
@@ -395,7 +395,7 @@ void Greedy::InitFree(bool empty_cluster) {
     if (!n) continue;
     used_[*n] = 1;
     if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
-    const Resources held = SlotRequest(*m.pod);
+    const Resources held = SlotRequest(m);
     int64_t* row = MutableRow(*n);
     for (size_t d = 0; d < dims_.size(); ++d) row[d] -= held.Get(dims_[d]);
   }

@@ -5,7 +5,8 @@
 #   sanitize  g++, Debug, ASan+UBSan     ctest -L unit
 #   fuzz      clang, libFuzzer+ASan+UBSan, ctest -L fuzz: each JSON decoder
 #             (kube/codec/fuzz), each extender verb (extender/fuzz) and the
-#             reconciler's Job and Node paths (reconciler/fuzz) for
+#             reconciler's Job and Node paths (reconciler/fuzz) and the watch
+#             stream framer (kube/client/fuzz) for
 #             MUSTER_FUZZ_SECONDS
 #   e2e       the real control plane on 127.0.0.1 (e2e/): builds or reuses the
 #             Go components, then ctest -L e2e (cluster up, scenarios, down)

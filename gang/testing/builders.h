@@ -39,7 +39,7 @@ inline ClusterView MakeView(std::vector<Node> nodes, const std::vector<Gang>& ga
   for (const Gang& gang : gangs) {
     for (const Member& m : gang.members) {
       if (!HoldsNode(m)) continue;
-      if (auto n = FindNode(view, m.node)) view.nodes[*n].free -= SlotRequest(*m.pod);
+      if (auto n = FindNode(view, m.node)) view.nodes[*n].free -= SlotRequest(m);
     }
   }
   return view;
@@ -112,11 +112,12 @@ class GangBuilder {
   // Any member as given (terminating pods and unusual states).
   GangBuilder& Add(Pod pod, MemberState state, std::string node = "", std::string hint = "",
                    bool terminating = false) {
-    gang_.members.push_back(Member{.pod = std::make_shared<const Pod>(std::move(pod)),
-                                   .state = state,
-                                   .node = std::move(node),
-                                   .hint = std::move(hint),
-                                   .terminating = terminating});
+    Member m = Member::Of(std::make_shared<const Pod>(std::move(pod)));
+    m.state = state;
+    m.node = std::move(node);
+    m.hint = std::move(hint);
+    m.terminating = terminating;
+    gang_.members.push_back(std::move(m));
     return *this;
   }
 
@@ -146,9 +147,9 @@ inline std::optional<VictimCandidate> VictimOf(const Gang& g) {
                     .evictable = Evictable(g)};
   for (const Member& m : g.members) {
     if (m.state != MemberState::kBound) continue;
-    Resources held = SlotRequest(*m.pod);
+    Resources held = SlotRequest(m);
     v.gpus += held.milli_gpus();
-    v.holds += m.pod->EffectiveRequest();
+    v.holds += m.request;
     v.pods.push_back({.uid = m.pod->meta.uid,
                       .namespace_ = m.pod->meta.namespace_,
                       .name = m.pod->meta.name,

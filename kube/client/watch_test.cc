@@ -83,7 +83,7 @@ TEST(WatchStreamParserTest, HandlesTrickyInput) {
        {"ADDED a@1", "ADDED b@2"}},
       {"braces and escaped quotes in strings",
        R"({"type":"ADDED","object":{"metadata":{"name":"x","resourceVersion":"3",)"
-       R"("annotations":{"k":"}{ \" ]["}}}})",
+       R"("annotations":{"k":"}{ \" ][","b":"\\","c":"\\\""}}}})",
        {"ADDED x@3"}},
       {"CRLF and blank lines", "\r\n\r\n" + Event("ADDED", "a", "1") + "\r\n\r\n", {"ADDED a@1"}},
       {"namespaced object",
@@ -93,6 +93,14 @@ TEST(WatchStreamParserTest, HandlesTrickyInput) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Collected got = FeedAll({c.stream});
+    ASSERT_TRUE(got.status.ok()) << got.status;
+    EXPECT_EQ(got.events, c.events);
+    // And split after every byte: an escape, a string or an event across
+    // chunks.
+    std::vector<std::string_view> bytes;
+    for (size_t i = 0; i < c.stream.size(); ++i)
+      bytes.push_back(std::string_view(c.stream).substr(i, 1));
+    got = FeedAll(bytes);
     ASSERT_TRUE(got.status.ok()) << got.status;
     EXPECT_EQ(got.events, c.events);
   }
@@ -151,6 +159,48 @@ TEST(WatchEventTest, CarriesTheObjectVerbatim) {
   EXPECT_EQ(e->object_json,
             R"({"kind":"Pod","metadata":{"name":"p","namespace":"ns","resourceVersion":"9"},)"
             R"("spec":{"nodeName":"n1"}})");
+}
+
+// What ParseWatchEvent reads of an event's object: its identity and
+// version, from its metadata only, wherever that is in the object.
+TEST(WatchEventTest, ReadsTheMetadataOfTheObjectOnly) {
+  struct Case {
+    std::string name;
+    std::string event;
+    std::string want;  // "ns/name@rv"
+  };
+  const std::vector<Case> cases = {
+      {"a bookmark", Event("BOOKMARK", "", "71"), "/@71"},
+      {"a pod template's metadata is not the object's",
+       R"({"type":"ADDED","object":{"metadata":{"name":"j","namespace":"ns","resourceVersion":)"
+       R"("74"},"spec":{"template":{"metadata":{"name":"x","namespace":"y"}}}}})",
+       "ns/j@74"},
+      {"metadata after the spec, names in nested objects and arrays before it",
+       R"({"type":"MODIFIED","object":{"spec":{"name":"no","items":[{"metadata":{"name":"no"}}]},)"
+       R"("metadata":{"labels":{"name":"no"},"name":"p","namespace":"ns","resourceVersion":"75"}}})",
+       "ns/p@75"},
+      {"escaped quotes and braces in a string before the name",
+       R"({"type":"ADDED","object":{"metadata":{"labels":{"k":"}{\" ]["},"name":"q"}}})", "/q@"},
+      {"spaces between the members, object first",
+       R"( {
+ "object" : {"metadata" : {"name" : "n" , "resourceVersion" : "76"}} , "type" : "ADDED" } )",
+       "/n@76"},
+      {"an object without metadata (an ERROR's Status)",
+       R"({"type":"ERROR","object":{"kind":"Status","code":500}})", "/@"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StatusOr<WatchEvent> e = ParseWatchEvent(c.event);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->namespace_ + "/" + e->name + "@" + e->resource_version, c.want);
+  }
+}
+
+TEST(WatchEventTest, HandsTheObjectOverAsTheServerSentIt) {
+  const std::string object = R"({ "kind": "Node",  "metadata": {"name": "n"}, "x": [1, 2] })";
+  StatusOr<WatchEvent> e = ParseWatchEvent(R"({"type": "ADDED", "object": )" + object + " }");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->object_json, object);
 }
 
 // Watch() against a loopback server replaying one scripted answer.
