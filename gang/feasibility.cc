@@ -107,8 +107,6 @@ bool SameNodeConstraints(const Pod& a, const Pod& b) {
          a.spec.tolerations == b.spec.tolerations;
 }
 
-Resources SlotRequest(const Pod& pod) { return WithPodSlot(pod.EffectiveRequest()); }
-
 Resources SlotRequest(const Member& member) { return WithPodSlot(member.request); }
 
 std::optional<size_t> FindNode(const ClusterView& view, std::string_view name) {

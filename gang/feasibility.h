@@ -14,11 +14,9 @@
 
 namespace muster::gang {
 
-// What `pod` holds on its node: EffectiveRequest() plus one pod slot, the
-// amount a NodeView's free must cover and the amount reserving/releasing it
-// moves.
-Resources SlotRequest(const Pod& pod);
-// The same for a member, from its request computed once.
+// What `member` holds on its node: its request (the pod's EffectiveRequest(),
+// computed once) plus one pod slot, the amount a NodeView's free must cover
+// and the amount reserving/releasing it moves.
 Resources SlotRequest(const Member& member);
 
 // True when NodeAdmits answers alike for `a` and `b` on every node: the same
