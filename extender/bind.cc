@@ -192,7 +192,7 @@ std::vector<std::string> ReservedMembers(const ClusterState& state, std::string_
   std::vector<std::string> reserved;
   const auto gang = state.gang_pods().find(group);
   if (gang == state.gang_pods().end()) return reserved;
-  for (const auto& [uid, pod] : gang->second) {
+  for (const auto& [uid, pod] : gang->second.pods) {
     const PodRecord* record = state.FindPod(uid);
     if (record == nullptr || !record->node_name.empty() || record->terminal) continue;
     if (state.PlacementOf(uid).has_value()) reserved.push_back(uid);

@@ -297,21 +297,34 @@ void ClusterState::DeletePod(std::string_view uid) {
 void ClusterState::IndexGangPod(const Pod& pod, const std::string& old_group) {
   const std::string& group = pods_.at(pod.meta.uid).group;
   if (!old_group.empty() && old_group != group) UnindexGangPod(pod.meta.uid, old_group);
-  if (!group.empty()) gang_pods_[group][pod.meta.uid] = std::make_shared<const Pod>(pod);
   ++gang_generation_;
+  if (group.empty()) return;
+  GangMembers& gang = gang_pods_[group];
+  gang.pods[pod.meta.uid] = std::make_shared<const Pod>(pod);
+  gang.version = gang_generation_;
 }
 
 void ClusterState::UnindexGangPod(std::string_view uid, const std::string& group) {
   auto it = gang_pods_.find(group);
   if (it == gang_pods_.end()) return;
-  if (auto member = it->second.find(uid); member != it->second.end()) it->second.erase(member);
-  if (it->second.empty()) {
+  ++gang_generation_;
+  GangPods& pods = it->second.pods;
+  if (auto member = pods.find(uid); member != pods.end()) pods.erase(member);
+  it->second.version = gang_generation_;
+  if (pods.empty()) {
     // The gang is gone: its plan would otherwise outlive it (and be handed
     // to a later gang of the same name).
     gang_pods_.erase(it);
     gang_plans_.erase(group);
   }
-  ++gang_generation_;
+}
+
+void ClusterState::TouchGang(std::string_view uid) {
+  const PodRecord* pod = FindPod(uid);
+  if (pod == nullptr || pod->group.empty()) return;
+  if (auto it = gang_pods_.find(pod->group); it != gang_pods_.end()) {
+    it->second.version = ++gang_generation_;
+  }
 }
 
 void ClusterState::SetGangPlan(std::string_view group, std::string plan_json) {
@@ -348,6 +361,7 @@ AssumeResult ClusterState::Assume(std::string_view pod_uid, std::string_view nod
   Account(node, assumption.resources, +1, true, assumption.gpus);
   expiry_.emplace(assumption.expires, std::string(pod_uid));
   assumed_.emplace(std::string(pod_uid), std::move(assumption));
+  TouchGang(pod_uid);
   return result;
 }
 
@@ -357,6 +371,7 @@ void ClusterState::DropAssumption(std::string_view uid) {
   Account(it->second.node, it->second.resources, -1, true, it->second.gpus);
   expiry_.erase({it->second.expires, it->first});
   assumed_.erase(it);
+  TouchGang(uid);
 }
 
 bool ClusterState::Forget(std::string_view pod_uid, std::string_view only_on_node) {

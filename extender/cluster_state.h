@@ -298,7 +298,16 @@ class ClusterState {
   // "namespace/podgroup". Kept from the first sight of a pod to its deletion,
   // finished ones included (the PodGroup's counts need them).
   using GangPods = std::map<std::string, std::shared_ptr<const Pod>, std::less<>>;
-  const std::map<std::string, GangPods, std::less<>>& gang_pods() const { return gang_pods_; }
+  struct GangMembers {
+    GangPods pods;
+    // gang_generation() at the last change of a member (added, updated,
+    // removed) or of a member's reservation (assumed, moved, dropped,
+    // expired): the gang controller reads nothing else of a gang but its
+    // PodGroup, so a gang whose version and PodGroup are the same as at the
+    // last pass need not be read again (extender/gang_inputs.h, BuiltGangs).
+    uint64_t version = 0;
+  };
+  const std::map<std::string, GangMembers, std::less<>>& gang_pods() const { return gang_pods_; }
   // Counts every change to gang_pods(), gates and annotations included.
   uint64_t gang_generation() const { return gang_generation_; }
   // The whole-gang placement bind persists in the Binding of each member
@@ -390,6 +399,8 @@ class ClusterState {
   void DropAssumption(std::string_view uid);
   void IndexGangPod(const Pod& pod, const std::string& old_group);
   void UnindexGangPod(std::string_view uid, const std::string& group);
+  // Bumps the version of the gang the pod is a member of (GangMembers).
+  void TouchGang(std::string_view uid);
 
   const Clock& clock_;
   const ClusterStateOptions options_;
@@ -406,7 +417,7 @@ class ClusterState {
   std::unordered_map<std::string, PodRecord, StringHash, std::equal_to<>> pods_;
   std::unordered_map<std::string, Assumption, StringHash, std::equal_to<>> assumed_;
   std::set<std::pair<Time, std::string>> expiry_;  // (expires, uid) of assumed_
-  std::map<std::string, GangPods, std::less<>> gang_pods_;
+  std::map<std::string, GangMembers, std::less<>> gang_pods_;
   uint64_t gang_generation_ = 0;
   std::map<std::string, std::string, std::less<>> gang_plans_;
   GpuTopologies gpu_topologies_;

@@ -123,12 +123,12 @@ void GangController::RunPass() {
 }
 
 GangInputs GangController::ReadInputs(Time now) {
-  GangInputs inputs;
+  GangRead read;
   cluster_->Exclusive([&](ClusterState& state) {
     last_generation_ = ChangeCount(state);
-    inputs = BuildGangInputs(state, memory_.gangs, memory_.evicted, now);
+    read = ReadGangs(state, built_);
   });
-  return inputs;
+  return AssembleInputs(std::move(read), built_, memory_.gangs, memory_.evicted, now);
 }
 
 QueueStep GangController::RunQueues(GangInputs& inputs, Time now) {

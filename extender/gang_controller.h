@@ -1,10 +1,12 @@
 // GangController: carries out gang/'s decisions on the live cluster.
 //
 // Each pass (RunPass) is plan -> execute -> observe:
-//   1. inputs  - under the cache lock, the nodes' free capacity and every
-//                PodGroup with its member pods (BuildGangInputs,
-//                gang_inputs.h), with what the controller remembers of each
-//                gang (GangRecord, gang_record.h);
+//   1. inputs  - under the cache lock, every PodGroup with its member pods,
+//                built again only for the gangs that changed since the last
+//                pass (ReadGangs, gang_inputs.h), and snapshots of the nodes
+//                and queues; then, outside it, the inputs assembled from
+//                them (AssembleInputs) with what the controller remembers of
+//                each gang (GangRecord, gang_record.h);
 //   2. decide  - outside the lock: the queue step (queue_step.h), network
 //                tiers (topology_step.h), then gang::RunPass (pure); while
 //                freed capacity trickles in and a gang waits for capacity,
@@ -183,6 +185,7 @@ class GangController {
   const GangControllerOptions options_;
   // The pass thread's, between passes.
   WriteMemory memory_;
+  BuiltGangs built_;  // read again only where the cache changed
   ReclaimMemory reclaim_;
   std::optional<Time> last_pass_;
   std::chrono::steady_clock::duration pause_after_pass_{};  // pass_pacing x the last pass

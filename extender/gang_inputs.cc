@@ -15,11 +15,21 @@ namespace {
 using gang::MemberState;
 
 gang::Member MemberOf(const std::shared_ptr<const Pod>& pod, const ClusterState& state) {
-  // The cache computed the pod's request when it indexed the pod.
+  // The cache read the pod's request, GPU demand and GPUs when it indexed
+  // the pod (it always has: the gang index and the pods change together).
   const PodRecord* record = state.FindPod(pod->meta.uid);
-  gang::Member m{.pod = pod,
-                 .request = record != nullptr ? record->request : pod->EffectiveRequest(),
-                 .terminating = pod->meta.deletion_timestamp.has_value()};
+  gang::Member m;
+  if (record != nullptr) {
+    m = gang::Member{.pod = pod,
+                     .request = record->request,
+                     .gpu_demand = record->gpu_demand,
+                     .gpu_problem = record->gpu_problem,
+                     .gpus = record->gpus};
+  } else {
+    m = gang::Member::Of(pod);
+    m.gpus = HoldingOf(pod->meta.annotations);
+  }
+  m.terminating = pod->meta.deletion_timestamp.has_value();
   if (pod->status.phase == "Succeeded" || pod->status.phase == "Failed") {
     m.state = pod->status.phase == "Succeeded" ? MemberState::kSucceeded : MemberState::kFailed;
     m.node = pod->spec.node_name;
@@ -89,7 +99,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
                       .name = m.pod->meta.name,
                       .node = m.node,
                       .request = std::move(held),
-                      .gpus = HoldingOf(m.pod->meta.annotations)});
+                      .gpus = m.gpus});
   }
   if (v.pods.empty()) return std::nullopt;
   return v;
@@ -182,20 +192,86 @@ bool NeedsView(const gang::Gang& g, const WaitingPods& waiting,
          });
 }
 
+// Whether the pass would change nothing for `g`: a member is bound or
+// finished (so the gang is past admission, and what it holds is in the view
+// already), none is reserved (no reservation to expire) and none is left to
+// plan. Most gangs of a busy cluster are so (at 5000 running Jobs, copying
+// them for the pass was a tenth of it).
+bool Settled(const gang::Gang& g, const WaitingPods& waiting,
+             const std::map<std::string, Queue, std::less<>>& queues) {
+  bool started = false;
+  for (const gang::Member& m : g.members) {
+    if (m.state == MemberState::kReserved) return false;
+    const bool pending = m.state == MemberState::kPending;
+    if (pending && !m.terminating && PassPlans(g, m, waiting, queues)) return false;
+    started = started || !pending;
+  }
+  return started;
+}
+
 // What the controller remembers of `g`: its reservation's last progress, a
 // preemption in flight, and its members it evicted (terminating already).
-void Remember(const GangRecords& records, const std::map<std::string, Time>& evicted, Time now,
+// True when it marked a member terminating.
+bool Remember(const GangRecords& records, const std::map<std::string, Time>& evicted, Time now,
               gang::Gang& g) {
   if (auto it = records.find(g.key); it != records.end()) {
     g.reserved_since = it->second.reserved_since;
     g.preempting = it->second.preempting_until && *it->second.preempting_until > now;
   }
+  bool marked = false;
+  if (evicted.empty()) return marked;
   for (gang::Member& m : g.members) {
     const auto it = evicted.find(m.pod->meta.uid);
-    if (it != evicted.end() && it->second > now && m.state == MemberState::kBound) {
+    if (it != evicted.end() && it->second > now && m.state == MemberState::kBound &&
+        !m.terminating) {
       m.terminating = true;
+      marked = true;
     }
   }
+  return marked;
+}
+
+// Volcano's PodGroup of one of `pods` (ImplicitPodGroup of the first),
+// created with the earliest of them.
+PodGroup ImplicitGroupOf(const ClusterState::GangPods& pods) {
+  PodGroup group = ImplicitPodGroup(*pods.begin()->second);
+  for (const auto& [uid, pod] : pods) {
+    group.meta.creation_timestamp =
+        std::min(group.meta.creation_timestamp, pod->meta.creation_timestamp);
+  }
+  return group;
+}
+
+// Whether `built` is still `group`'s gang: the same object (uid and
+// resourceVersion, when the API gave them; else equal) over the same
+// members. An implicit group is derived from its members alone.
+bool StillBuilt(const BuiltGang& built, const PodGroup& group, bool implicit, uint64_t version) {
+  if (built.version != version || built.implicit != implicit) return false;
+  if (implicit) return true;
+  const ObjectMeta& was = built.group.meta;
+  if (!was.resource_version.empty() && !group.meta.resource_version.empty()) {
+    return was.uid == group.meta.uid && was.resource_version == group.meta.resource_version;
+  }
+  return built.group == group;
+}
+
+void Read(const ClusterState& state, const std::string& key, const PodGroup* group,
+          BuiltGangs& built, GangRead& read) {
+  const auto members = state.gang_pods().find(key);
+  const ClusterState::GangMembers* pods =
+      members == state.gang_pods().end() ? nullptr : &members->second;
+  const uint64_t version = pods == nullptr ? 0 : pods->version;
+  BuiltGang& b = built.gangs[key];
+  const bool implicit = group == nullptr;
+  if (!StillBuilt(b, implicit ? b.group : *group, implicit, version) || b.last_read == 0) {
+    b.group = implicit ? ImplicitGroupOf(pods->pods) : *group;
+    b.implicit = implicit;
+    b.version = version;
+    b.gang = GangOf(b.group, pods == nullptr ? nullptr : &pods->pods, state);
+    b.victim = VictimOf(b.gang);
+  }
+  b.last_read = built.reads;
+  read.keys.push_back(key);
 }
 
 }  // namespace
@@ -209,8 +285,9 @@ int32_t CountReserved(const gang::Gang& g) {
       std::ranges::count(g.members, MemberState::kReserved, &gang::Member::state));
 }
 
-// The gangs the pass plans: all but those their queue holds back, without
-// the pending members it leaves to filter (PassPlans).
+// The gangs the pass plans: all but those their queue holds back and the
+// settled ones, without the pending members it leaves to filter
+// (PassPlans).
 std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
                                      const std::vector<gang::Wait>& held,
                                      const WaitingPods& waiting,
@@ -218,9 +295,8 @@ std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
   std::set<std::string> keys;
   for (const gang::Wait& w : held) keys.insert(w.key);
   std::vector<gang::Gang> out;
-  out.reserve(gangs.size());
   for (const gang::Gang& g : gangs) {
-    if (keys.contains(g.key)) continue;
+    if (keys.contains(g.key) || Settled(g, waiting, queues)) continue;
     out.push_back(g);
     std::erase_if(out.back().members, [&](const gang::Member& m) {
       return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
@@ -251,54 +327,75 @@ std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>&
   return out;
 }
 
-GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
-                           const std::map<std::string, Time>& evicted, Time now) {
-  GangInputs in;
-  const ClusterSnapshot snapshot = state.Snapshot();
-  bool needs_view = false;
+GangRead ReadGangs(ClusterState& state, BuiltGangs& built) {
+  ++built.reads;
+  // The snapshot first: it expires stale reservations (their gangs change).
+  GangRead read{.snapshot = state.Snapshot()};
   const QueueGate& gate = state.queue_gate();
-  in.waiting = gate.waiting();
-  in.charged = gate.charged();
-  auto add = [&](const std::string& key, const PodGroup& group) {
-    auto pods = state.gang_pods().find(key);
-    gang::Gang g = GangOf(group, pods == state.gang_pods().end() ? nullptr : &pods->second, state);
-    needs_view = needs_view || NeedsView(g, in.waiting, snapshot.workloads().queues());
-    Remember(records, evicted, now, g);
-    for (const gang::Member& m : g.members) {
-      if (m.state != MemberState::kPending) in.placed.insert(m.pod->meta.uid);
-    }
-    if (std::optional<gang::VictimCandidate> v = VictimOf(g)) in.victims.push_back(*std::move(v));
-    in.gangs.push_back(std::move(g));
-    in.groups.emplace(key, group);
-  };
-  for (const auto& [key, group] : snapshot.workloads().pod_groups()) {
+  read.waiting = gate.waiting();
+  read.charged = gate.charged();
+  read.tracked = gate.TrackedPods();
+  for (const auto& [key, group] : read.snapshot.workloads().pod_groups()) {
     // A Kubernetes PodGroup is muster's gang only through pods of a served
     // scheduler (GroupOfPod); one without is another scheduler's.
     if (group.api == PodGroupApi::kKubernetes && !state.gang_pods().contains(key)) continue;
-    add(key, group);
+    Read(state, key, &group, built, read);
   }
   // Volcano's PodGroups of one (plain pods of a served scheduler): derived
   // from their first pod, kept in no API object.
-  for (const auto& [key, pods] : state.gang_pods()) {
-    if (pods.empty() || in.groups.contains(key)) continue;
-    const Pod& first = *pods.begin()->second;
+  const auto& groups = read.snapshot.workloads().pod_groups();
+  for (const auto& [key, members] : state.gang_pods()) {
+    if (members.pods.empty() || groups.contains(key)) continue;
     // Names a PodGroup not created yet.
-    if (!GroupOfPod(first, state.gang_schedulers()).implicit) continue;
-    PodGroup group = ImplicitPodGroup(first);
-    for (const auto& [uid, pod] : pods) {
-      group.meta.creation_timestamp =
-          std::min(group.meta.creation_timestamp, pod->meta.creation_timestamp);
+    if (!GroupOfPod(*members.pods.begin()->second, state.gang_schedulers()).implicit) continue;
+    Read(state, key, /*group=*/nullptr, built, read);
+  }
+  std::erase_if(built.gangs,
+                [&](const auto& entry) { return entry.second.last_read != built.reads; });
+  return read;
+}
+
+GangInputs AssembleInputs(GangRead read, const BuiltGangs& built, const GangRecords& records,
+                          const std::map<std::string, Time>& evicted, Time now) {
+  GangInputs in;
+  in.waiting = std::move(read.waiting);
+  in.charged = std::move(read.charged);
+  const WorkloadView& workloads = read.snapshot.workloads();
+  bool needs_view = false;
+  in.gangs.reserve(read.keys.size());
+  for (const std::string& key : read.keys) {
+    const BuiltGang& b = built.gangs.find(key)->second;
+    gang::Gang g = b.gang;
+    needs_view = needs_view || NeedsView(g, in.waiting, workloads.queues());
+    const bool evicting = Remember(records, evicted, now, g);
+    for (const gang::Member& m : g.members) {
+      if (m.state != MemberState::kPending &&
+          std::ranges::binary_search(read.tracked, m.pod->meta.uid)) {
+        in.placed.insert(m.pod->meta.uid);
+      }
     }
-    in.implicit.insert(key);
-    add(key, group);
+    // A member it evicted is terminating now: the victim is smaller.
+    if (std::optional<gang::VictimCandidate> v = evicting ? VictimOf(g) : b.victim) {
+      in.victims.push_back(*std::move(v));
+    }
+    in.gangs.push_back(std::move(g));
+    in.groups.emplace(key, b.group);
+    if (b.implicit) in.implicit.insert(key);
   }
   // The view only matters when some gang has members to place (or
   // reservations to keep): the passes between copy no 1000 nodes.
-  ScanNodes(snapshot, needs_view, in);
-  in.queues = snapshot.workloads().queues();
-  in.broken_groups = snapshot.workloads().broken_pod_groups();
-  in.broken_queues = snapshot.workloads().broken_queues();
+  ScanNodes(read.snapshot, needs_view, in);
+  in.queues = workloads.queues();
+  in.broken_groups = workloads.broken_pod_groups();
+  in.broken_queues = workloads.broken_queues();
   return in;
+}
+
+GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
+                           const std::map<std::string, Time>& evicted, Time now) {
+  BuiltGangs built;
+  GangRead read = ReadGangs(state, built);
+  return AssembleInputs(std::move(read), built, records, evicted, now);
 }
 
 std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,

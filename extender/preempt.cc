@@ -72,7 +72,7 @@ VictimGangs GangsOfVictims(const ClusterState& state,
           gang.min_member = g->spec.min_member;
         }
         if (auto members = state.gang_pods().find(pod->group); members != state.gang_pods().end()) {
-          for (const auto& [uid, member] : members->second) {
+          for (const auto& [uid, member] : members->second.pods) {
             const bool running = !member->spec.node_name.empty() && !member->IsTerminal() &&
                                  !member->meta.deletion_timestamp.has_value();
             gang.running += running ? 1 : 0;
@@ -101,7 +101,7 @@ UnevictablePods UnevictableVictims(const ClusterState& state,
         if (inserted) {
           if (auto members = state.gang_pods().find(pod->group);
               members != state.gang_pods().end()) {
-            it->second = std::ranges::all_of(members->second, [](const auto& member) {
+            it->second = std::ranges::all_of(members->second.pods, [](const auto& member) {
               return gang::Evictable(*member.second);
             });
           }

@@ -14,6 +14,16 @@ void QueueGate::MarkWaiting(std::string_view pod_uid, Time now) {
   waiting_.try_emplace(std::string(pod_uid), now);
 }
 
+std::vector<std::string> QueueGate::TrackedPods() const {
+  std::vector<std::string> uids;
+  uids.reserve(charges_.size() + waiting_.size());
+  for (const auto& [uid, charge] : charges_) uids.push_back(uid);
+  for (const auto& [uid, since] : waiting_) uids.push_back(uid);
+  std::ranges::sort(uids);
+  uids.erase(std::unique(uids.begin(), uids.end()), uids.end());
+  return uids;
+}
+
 void QueueGate::Forget(std::string_view pod_uid) {
   if (auto it = charges_.find(pod_uid); it != charges_.end()) {
     Uncharge(it->second);

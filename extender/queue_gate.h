@@ -108,6 +108,9 @@ class QueueGate {
   void MarkWaiting(std::string_view pod_uid, Time now);
 
   bool published() const { return published_; }
+  // The pods Publish would ask `placed` about (those holding a charge or
+  // waiting), by uid, sorted: the only pods a pass need tell it about.
+  std::vector<std::string> TrackedPods() const;
   // Pods turned away since they were last placed, by uid: the gang
   // controller plans them.
   const std::map<std::string, Time, std::less<>>& waiting() const { return waiting_; }

@@ -86,8 +86,17 @@ std::string_view MemberStateName(MemberState state) {
   return "Unknown";
 }
 
+Member Member::Of(std::shared_ptr<const Pod> pod) {
+  Resources request = pod->EffectiveRequest();
+  StatusOr<GpuDemand> demand = GpuDemandOf(*pod);
+  return Member{.pod = std::move(pod),
+                .request = std::move(request),
+                .gpu_demand = demand.ok() ? *std::move(demand) : GpuDemand{},
+                .gpu_problem = demand.ok() ? std::string() : demand.status().message()};
+}
+
 std::string Member::Task() const {
-  const std::string key(kTaskSpecKey);
+  static const std::string key(kTaskSpecKey);
   if (auto it = pod->meta.annotations.find(key); it != pod->meta.annotations.end()) {
     return it->second;
   }

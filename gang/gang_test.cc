@@ -755,6 +755,27 @@ TEST(RunPassTest, Admission) {
       {"Pending phase is not admitted yet; Inqueue is, and not listed",
        {MakeGang("p").Phase(kPodGroupPending), MakeGang("i").Phase(kPodGroupInqueue)},
        {"default/p"}},
+      // A Job's PodGroup outlives its pods' end (until the Job is deleted):
+      // thousands of finished Jobs must not use up the admission budget.
+      {"a Completed gang holds nothing any more",
+       {MakeGang("done")
+            .Phase(kPodGroupCompleted)
+            .MinMember(1)
+            .MinResources(gpus(16))
+            .Succeeded(Worker("done-0", 8), "n1")
+            .Priority(1),
+        MakeGang("a").MinResources(gpus(8))},
+       {"default/a"}},
+      {"nor does a gang whose members all ended, its status not written yet",
+       {MakeGang("ended")
+            .Phase(kPodGroupRunning)
+            .MinMember(2)
+            .MinResources(gpus(16))
+            .Succeeded(Worker("ended-0", 8), "n1")
+            .Failed(Worker("ended-1", 8), "n2")
+            .Priority(1),
+        MakeGang("a").MinResources(gpus(8))},
+       {"default/a"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -122,6 +122,7 @@ class Greedy {
   Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool empty_cluster);
 
   // Places what minTaskMember and minMember need; true when both are met.
+  // Called once, first.
   bool PlaceMinimum();
   // Places every other pending member that fits (elastic gangs), at most
   // `max` of them (< 0: no limit).
@@ -143,9 +144,9 @@ class Greedy {
   std::optional<std::string> Shape() const;
 
  private:
-  void InitSlots(std::vector<Resources>& requests);
-  void InitDims(const std::vector<Resources>& requests);
-  void InitFree(bool empty_cluster);
+  void InitSlots();
+  void InitDims();
+  void InitFree();
   void InitNeeds();
   void OrderSlots();
   std::vector<size_t> PickMinimum();
@@ -221,8 +222,7 @@ class Greedy {
   // share (a node's uses are 32 cards, too many to copy for every node).
   std::vector<std::pair<size_t, GpuUses>> own_uses_;
   bool empty_cluster_ = false;
-  std::vector<char> used_;  // nodes holding a member of the gang
-  mutable std::map<std::tuple<const GpuLayout*, uint32_t, int64_t>, std::optional<GpuPick>> picks_;
+  std::vector<char> used_;           // nodes holding a member of the gang
   std::vector<const Slot*> failed_;  // slots that fitted nowhere, one per kind of ask
   // Nodes a placement of this greedy changed (changed_[n] set), in order:
   // only their fit and rank differ from what ranked_ holds.
@@ -249,17 +249,22 @@ class Greedy {
 };
 
 Greedy::Greedy(const Gang& gang, const ClusterView& view, NodeTable* table, bool empty_cluster)
-    : gang_(gang), view_(view), table_(table) {
-  std::vector<Resources> requests;
-  InitSlots(requests);
-  InitDims(requests);
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    slots_[i].admits = &table_->Admits(*slots_[i].member->pod);
-    for (const std::string& dim : dims_) slots_[i].request.push_back(requests[i].Get(dim));
+    : gang_(gang), view_(view), table_(table), empty_cluster_(empty_cluster) {
+  InitSlots();
+  InitDims();
+  // A slot asks its member's request and one pod slot (SlotRequest), read
+  // densely: one merge walk over the member's request per slot.
+  const size_t pods = std::ranges::find(dims_, kPods) - dims_.begin();
+  for (Slot& slot : slots_) {
+    slot.admits = &table_->Admits(*slot.member->pod);
+    slot.request.resize(dims_.size());
+    ReadAmounts(dims_, slot.member->request, slot.request.data());
+    ++slot.request[pods];
   }
   OrderSlots();
-  InitFree(empty_cluster);
   InitNeeds();
+  // The free capacity is read by PlaceMinimum (InitFree): a gang of a shape
+  // the table already answered (Shape) never reads it.
 }
 
 // slots_ largest first (best-fit decreasing: the hardest members go while
@@ -278,20 +283,16 @@ void Greedy::OrderSlots() {
   });
 }
 
-void Greedy::InitSlots(std::vector<Resources>& requests) {
+void Greedy::InitSlots() {
   for (const Member& m : gang_.members) {
     if (CountsPlaced(m)) {
       ++placed_before_;
       ++placed_by_task_[m.Task()];
     } else if (AwaitsPlacement(m)) {
-      Slot slot{.member = &m, .task = m.Task()};
-      if (StatusOr<GpuDemand> gpu = GpuDemandOf(*m.pod); gpu.ok()) {
-        slot.shares = std::move(gpu->shares);
-      } else {
-        slot.gpu_request_ok = false;
-      }
-      slots_.push_back(std::move(slot));
-      requests.push_back(SlotRequest(m));
+      slots_.push_back(Slot{.member = &m,
+                            .task = m.Task(),
+                            .shares = m.gpu_demand.shares,
+                            .gpu_request_ok = m.gpu_problem.empty()});
     }
   }
 }
@@ -301,15 +302,16 @@ void Greedy::InitSlots(std::vector<Resources>& requests) {
 // carries every name asked, its names are taken as they are, so its rows
 // need no copy: the names no member asks are never compared (Fits, Blocker
 // and Shortfall look only at positive requests).
-void Greedy::InitDims(const std::vector<Resources>& requests) {
+void Greedy::InitDims() {
   std::vector<std::string> names = {std::string(kCpu), std::string(kNvidiaGpu), std::string(kPods)};
-  for (const Resources& r : requests) {
-    for (const auto& [name, amount] : r.entries()) {
-      if (amount > 0) names.push_back(name);
+  // Members mostly ask the same few names: each is added once, when first
+  // met, rather than every member's copied and sorted.
+  for (const Slot& slot : slots_) {
+    for (const auto& [name, amount] : slot.member->request.entries()) {
+      if (amount > 0 && std::ranges::find(names, name) == names.end()) names.push_back(name);
     }
   }
   std::ranges::sort(names);
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   if (table_ == nullptr) table_ = &own_table_.emplace(view_, names);
   if (std::ranges::includes(table_->dims(), names)) {
     dims_ = table_->dims();
@@ -377,16 +379,15 @@ GpuUses& Greedy::OwnUses(size_t n) {
   return own_uses_.emplace_back(n, UsesOf(n)).second;
 }
 
-void Greedy::InitFree(bool empty_cluster) {
+void Greedy::InitFree() {
   own_row_.assign(view_.nodes.size(), 0);
   free_gpus_.assign(view_.nodes.size(), 0);
   used_.assign(view_.nodes.size(), 0);
   changed_.assign(view_.nodes.size(), 0);
-  empty_cluster_ = empty_cluster;
-  InitRows(empty_cluster);
+  InitRows(empty_cluster_);
   // An empty cluster only asks whether counts ever fit: no GPU sets then,
   // and every GPU idle for shares.
-  if (!empty_cluster) {
+  if (!empty_cluster_) {
     for (size_t n = 0; n < view_.nodes.size(); ++n) free_gpus_[n] = view_.nodes[n].free_gpus;
   }
   for (const Member& m : gang_.members) {
@@ -394,7 +395,7 @@ void Greedy::InitFree(bool empty_cluster) {
     const std::optional<size_t> n = FindNode(view_, m.node);
     if (!n) continue;
     used_[*n] = 1;
-    if (!empty_cluster) continue;  // the view's free already excludes them (REQUIRES)
+    if (!empty_cluster_) continue;  // the view's free already excludes them (REQUIRES)
     const Resources held = SlotRequest(m);
     int64_t* row = MutableRow(*n);
     for (size_t d = 0; d < dims_.size(); ++d) row[d] -= held.Get(dims_[d]);
@@ -459,6 +460,7 @@ bool Greedy::Substitute(const Slot& failed) {
 }
 
 bool Greedy::PlaceMinimum() {
+  InitFree();
   std::vector<size_t> failed;
   for (size_t i : PickMinimum()) {
     if (TryPlace(slots_[i])) {
@@ -560,12 +562,7 @@ std::optional<GpuPick> Greedy::PickGpus(const Slot& slot, size_t node) const {
   const GpuLayout* layout = view_.nodes[node].gpu_layout.get();
   const int64_t k = WholeGpus(slot);
   if (layout == nullptr || k <= 0) return std::nullopt;
-  const auto key = std::tuple(layout, free_gpus_[node], k);
-  auto it = picks_.find(key);
-  if (it == picks_.end()) {
-    it = picks_.emplace(key, layout->Pick(free_gpus_[node], static_cast<int>(k))).first;
-  }
-  return it->second;
+  return table_->Pick(*layout, free_gpus_[node], static_cast<int>(k));
 }
 
 // The hint (a persisted plan) first; then the best GPU set (its weakest
@@ -585,6 +582,7 @@ std::optional<std::pair<Greedy::Rank, size_t>> Greedy::BestUnchanged(const Slot&
   if (ranked_.like == nullptr || !SameAsk(*ranked_.like, slot)) {
     ranked_.like = &slot;
     ranked_.heap.clear();
+    ranked_.heap.reserve(view_.nodes.size());
     for (size_t n = 0; n < view_.nodes.size(); ++n) {
       if (!changed_[n] && Fits(slot, n)) ranked_.heap.emplace_back(RankOf(slot, n), n);
     }
@@ -895,6 +893,13 @@ const std::vector<char>& NodeTable::Admits(const Pod& pod) {
   nodes->reserve(view_.nodes.size());
   for (const NodeView& node : view_.nodes) nodes->push_back(NodeAdmits(node, pod));
   return *admit_sets_.emplace_back(AdmitSet{.like = &pod, .nodes = std::move(nodes)}).nodes;
+}
+
+const std::optional<GpuPick>& NodeTable::Pick(const GpuLayout& layout, uint32_t free, int k) {
+  const PickKey key{.layout = &layout, .free = free, .k = k};
+  auto it = picks_.find(key);
+  if (it == picks_.end()) it = picks_.emplace(key, layout.Pick(free, k)).first;
+  return it->second;
 }
 
 std::variant<GangPlan, Wait> PlanGang(const Gang& gang, const ClusterView& view, int max_extras) {

@@ -56,6 +56,9 @@ class NodeTable {
   // distinct set of constraints (SameNodeConstraints). The reference stays
   // valid as long as the table. REQUIRES: `pod` outlives the table.
   const std::vector<char>& Admits(const Pod& pod);
+  // layout.Pick(free, k), memoised for the pass: nodes of one model share a
+  // layout, and their free sets repeat (every greedy asks each node).
+  const std::optional<GpuPick>& Pick(const GpuLayout& layout, uint32_t free, int k);
 
   // Answers the planner keeps by a gang's shape (what its greedy reads of
   // the gang, as bytes the planner builds), so that a queue of 1000 pending
@@ -82,6 +85,19 @@ class NodeTable {
     std::unique_ptr<const std::vector<char>> nodes;  // per node: NodeAdmits; stable address
   };
   std::vector<AdmitSet> admit_sets_;
+  struct PickKey {
+    const GpuLayout* layout;
+    uint32_t free;
+    int k;
+    friend bool operator==(const PickKey&, const PickKey&) = default;
+  };
+  struct PickHash {
+    size_t operator()(const PickKey& key) const {
+      return std::hash<const void*>{}(key.layout) ^ (size_t{key.free} << 8) ^
+             static_cast<size_t>(key.k);
+    }
+  };
+  std::unordered_map<PickKey, std::optional<GpuPick>, PickHash> picks_;
   std::unordered_map<std::string, EmptyVerdict> empty_verdicts_;
   std::unordered_map<std::string, Wait> waits_;  // of the free capacity as it is
 };
