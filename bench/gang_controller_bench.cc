@@ -10,6 +10,11 @@
 //   `waiting` PodGroups of 8 one-GPU pods. The first pass reserves the
 //   waiting ones; every pass timed keeps those reservations, as passes do
 //   while a burst's members bind. No pass may take over 100 ms (issue 22).
+//   PlainPodsPass/<nodes>/<bound>/<pending>: plain pods of the volcano
+//   scheduler (no PodGroup: each is Volcano's PodGroup of one), one GPU
+//   each, as bench/scheduling_throughput.sh leaves the cache mid-run:
+//   `bound` running, `pending` not yet through filter. Every pass timed
+//   finds nothing changed, as most passes of such a run find little.
 //   ReadGangs/<nodes>/<running>/<waiting>/<changed>: the part of a pass that
 //   holds the cache's exclusive lock (filter and bind wait on it), with
 //   `changed` gangs changed since the pass before (see BM_ReadGangs).
@@ -99,6 +104,47 @@ BENCHMARK(BM_ControllerPass)
     ->Args({1000, 1000, 0})
     ->Args({5000, 5000, 0})
     ->Args({5000, 5000, 1000})
+    ->Unit(benchmark::kMillisecond);
+
+// Plain pods of the volcano scheduler: `bound` on nodes round-robin,
+// `pending` not.
+struct PlainCluster {
+  PlainCluster(int nodes, int bound, int pending) {
+    for (int i = 0; i < nodes; ++i) {
+      cache.UpsertNode(MakeNode(NodeName(i)).Cpu("96").Memory("1536Gi").Gpu(8).Pods(110));
+    }
+    for (int i = 0; i < bound + pending; ++i) {
+      const std::string pod = "p-" + std::to_string(i);
+      test::PodBuilder b = MakePod(pod)
+                               .Namespace("bench")
+                               .Uid("uid-" + pod)
+                               .SchedulerName(std::string(kVolcanoSchedulerName))
+                               .Cpu("100m")
+                               .Gpu(1);
+      if (i < bound) b.NodeName(NodeName(i % nodes)).Phase("Running");
+      cache.UpsertPod(b);
+    }
+  }
+  FakeClock clock;
+  ClusterCache cache{clock};
+};
+
+void BM_PlainPodsPass(benchmark::State& state) {
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, PlainCluster*> clusters;
+  PlainCluster*& cluster = clusters[{state.range(0), state.range(1), state.range(2)}];
+  if (cluster == nullptr) {  // never freed
+    cluster = new PlainCluster(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                               static_cast<int>(state.range(2)));
+  }
+  GangController controller(&cluster->cache, /*client=*/nullptr, cluster->clock, {},
+                            /*metrics=*/nullptr);
+  controller.RunPass();
+  for (auto _ : state) controller.RunPass();
+}
+BENCHMARK(BM_PlainPodsPass)
+    ->ArgNames({"nodes", "bound", "pending"})
+    ->Args({1000, 1000, 2000})
+    ->Args({5000, 5000, 5000})
     ->Unit(benchmark::kMillisecond);
 
 // The part of a pass under the cache's exclusive lock (ReadGangs), with

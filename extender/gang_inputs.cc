@@ -346,8 +346,10 @@ GangRead ReadGangs(ClusterState& state, BuiltGangs& built) {
   const auto& groups = read.snapshot.workloads().pod_groups();
   for (const auto& [key, members] : state.gang_pods()) {
     if (members.pods.empty() || groups.contains(key)) continue;
-    // Names a PodGroup not created yet.
-    if (!GroupOfPod(*members.pods.begin()->second, state.gang_schedulers()).implicit) continue;
+    // Names a PodGroup not created yet. (The cache's record says which, as
+    // it indexed the pod: no annotation read again per gang and pass.)
+    const PodRecord* first = state.FindPod(members.pods.begin()->first);
+    if (first == nullptr || !first->implicit_group) continue;
     Read(state, key, /*group=*/nullptr, built, read);
   }
   std::erase_if(built.gangs,

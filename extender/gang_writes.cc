@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 
@@ -30,25 +33,39 @@ std::string PodKey(std::string_view gang, std::string_view uid) {
   return std::string(gang) + "\n" + std::string(uid);
 }
 
-const gang::Wait* WaitOf(const gang::PassResult& result, std::string_view key) {
+// What the pass decided for one gang, looked up once per pass: a search of
+// the result's lists per gang made a pass over 3000 plain pods (3000 gangs
+// of one, every one admitted again each pass) quadratic.
+struct GangDecision {
+  const gang::GangPlan* plan = nullptr;  // the gang's plan, if it got one
+  const gang::Wait* wait = nullptr;      // why it waits, if it does
+  bool expired = false;                  // its unclaimed reservations go
+  bool admitted = false;                 // Pending -> Inqueue this pass
+  bool applied = false;                  // its plan was reserved
+};
+using GangDecisions = std::unordered_map<std::string_view, GangDecision>;
+
+// REQUIRES: `result` and `applied` outlive the map (it points into them).
+GangDecisions DecisionsOf(const gang::PassResult& result, const std::vector<std::string>& applied) {
+  GangDecisions out;
+  for (const gang::GangPlan& p : result.plans) out[p.key].plan = &p;
   for (const gang::Wait& w : result.waits) {
-    if (w.key == key) return &w;
+    GangDecision& d = out[w.key];
+    if (d.wait == nullptr) d.wait = &w;  // the first, as a search would find
   }
-  return nullptr;
+  for (const std::string& key : result.expired) out[key].expired = true;
+  for (const std::string& key : result.admitted) out[key].admitted = true;
+  for (const std::string& key : applied) out[key].applied = true;
+  return out;
 }
 
 // The gang as it is after the pass: planned members reserved, expired ones
-// pending again.
-gang::Gang AfterPass(gang::Gang g, const gang::PassResult& result, bool applied) {
-  const bool expired = Contains(result.expired, g.key);
-  const gang::GangPlan* plan = nullptr;
-  for (const gang::GangPlan& p : result.plans) {
-    if (p.key == g.key) plan = &p;
-  }
+// pending again. REQUIRES: `d.expired` or `d.applied`, else it is as before.
+gang::Gang AfterPass(gang::Gang g, const GangDecision& d) {
   for (gang::Member& m : g.members) {
-    if (expired && m.state == MemberState::kReserved) m.state = MemberState::kPending;
-    if (!applied || plan == nullptr) continue;
-    for (const gang::Assignment& a : plan->reserve) {
+    if (d.expired && m.state == MemberState::kReserved) m.state = MemberState::kPending;
+    if (!d.applied || d.plan == nullptr) continue;
+    for (const gang::Assignment& a : d.plan->reserve) {
       if (a.pod_uid == m.pod->meta.uid) {
         m.state = MemberState::kReserved;
         m.node = a.node;
@@ -133,19 +150,16 @@ bool StatusWorthWriting(const PodGroupStatus& status, const PodGroupStatus& seen
 }
 
 // Progress: a reservation made, or a member bound since the last pass.
-void RecordProgress(const gang::Gang& g, const GangOutcome& outcome, bool was_applied,
-                    const gang::PassResult& result, Time now, GangRecord& record) {
+void RecordProgress(const GangOutcome& outcome, const GangDecision& d, Time now,
+                    GangRecord& record) {
   if (outcome.reserved == 0) {
     record.reserved_since.reset();
-  } else if (was_applied || outcome.scheduled != record.scheduled || !record.reserved_since) {
+  } else if (d.applied || outcome.scheduled != record.scheduled || !record.reserved_since) {
     record.reserved_since = now;
   }
   record.scheduled = outcome.scheduled;
-  if (!was_applied) return;
-  for (const gang::GangPlan& p : result.plans) {
-    if (p.key != g.key) continue;
-    for (const gang::Assignment& a : p.reserve) record.members[a.pod_uid].planned = true;
-  }
+  if (!d.applied || d.plan == nullptr) return;
+  for (const gang::Assignment& a : d.plan->reserve) record.members[a.pod_uid].planned = true;
 }
 
 // Wakes the members the passes reserved: lifts the gate, or touches the
@@ -188,7 +202,7 @@ void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
 // of the pass:
 // a reservation made, or one expired.
 void PlanStatusAndEvents(const gang::Gang& g, const PodGroup& group, PodGroupStatus status,
-                         bool was_applied, const PassFacts& f, const WriteOptions& options,
+                         const GangDecision& d, const PassFacts& f, const WriteOptions& options,
                          GangRecord& record, std::vector<GangWrite>& out) {
   // Kubernetes' own PodGroups: kube-scheduler owns their status.
   if (group.api == PodGroupApi::kVolcano &&
@@ -198,16 +212,14 @@ void PlanStatusAndEvents(const gang::Gang& g, const PodGroup& group, PodGroupSta
     out.push_back(
         PodGroupStatusWrite{g.key, group.meta.namespace_, group.meta.name, std::move(status)});
   }
-  if (was_applied) {
-    for (const gang::GangPlan& p : f.result.plans) {
-      if (p.key != g.key) continue;
-      out.push_back(CreateEvent{GroupEvent(
-          group, "Normal", "GangReserved",
-          "reserved " + std::to_string(p.reserve.size()) + " members: " + Summary(p.reserve),
-          f.now)});
-    }
+  if (d.applied && d.plan != nullptr) {
+    const gang::GangPlan& p = *d.plan;
+    out.push_back(CreateEvent{GroupEvent(
+        group, "Normal", "GangReserved",
+        "reserved " + std::to_string(p.reserve.size()) + " members: " + Summary(p.reserve),
+        f.now)});
   }
-  if (Contains(f.result.expired, g.key)) {
+  if (d.expired) {
     out.push_back(CreateEvent{GroupEvent(
         group, "Warning", "GangReservationExpired",
         "members did not bind within " + FormatGoDuration(options.reservation_timeout) +
@@ -231,10 +243,12 @@ std::optional<Duration> RunWaitClock(const gang::Gang& g, const GangOutcome& out
   return waited;
 }
 
-GangOutcome PlanGang(const gang::Gang& before, const PassFacts& f, const WriteOptions& options,
-                     GangRecord& record, std::vector<GangWrite>& out) {
-  const bool was_applied = Contains(f.applied, before.key);
-  const gang::Gang g = AfterPass(before, f.result, was_applied);
+GangOutcome PlanGang(const gang::Gang& before, const GangDecision& d, const PassFacts& f,
+                     const WriteOptions& options, GangRecord& record, std::vector<GangWrite>& out) {
+  // Most gangs of a pass neither reserve nor expire: no copy for them.
+  std::optional<gang::Gang> after;
+  if (d.expired || d.applied) after = AfterPass(before, d);
+  const gang::Gang& g = after.has_value() ? *after : before;
   const PodGroup& group = f.inputs.groups.at(g.key);
   GangOutcome outcome{.key = g.key,
                       .min_member = g.spec.min_member,
@@ -242,17 +256,15 @@ GangOutcome PlanGang(const gang::Gang& before, const PassFacts& f, const WriteOp
                       .scheduled = CountScheduled(g),
                       .reserved = CountReserved(g),
                       .priority = g.priority};
-  RecordProgress(g, outcome, was_applied, f.result, f.now, record);
+  RecordProgress(outcome, d, f.now, record);
   PlanWakes(g, options.pin_members, record, out);
-  const gang::Wait* wait = WaitOf(f.result, g.key);
-  if (wait != nullptr) outcome.wait = *wait;
-  const bool admitted = Contains(f.result.admitted, g.key) || was_applied;
-  PodGroupStatus status = gang::StatusOf(g, admitted, wait, group.status, f.now);
+  if (d.wait != nullptr) outcome.wait = *d.wait;
+  PodGroupStatus status = gang::StatusOf(g, d.admitted || d.applied, d.wait, group.status, f.now);
   outcome.phase = status.phase;
   // A PodGroup of one of Volcano's (ImplicitPodGroup) has no object to
   // write to.
   if (!f.inputs.implicit.contains(g.key)) {
-    PlanStatusAndEvents(g, group, std::move(status), was_applied, f, options, record, out);
+    PlanStatusAndEvents(g, group, std::move(status), d, f, options, record, out);
   }
   outcome.waited = RunWaitClock(g, outcome, f.now, record);
   return outcome;
@@ -401,8 +413,12 @@ void ForgetUnwritten(const WriteSlot& slot, WriteMemory& memory) {
 WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteMemory& memory) {
   WritePlan plan;
   std::map<std::string, std::string> phases;  // gang key -> phase after the pass
+  const GangDecisions decisions = DecisionsOf(facts.result, facts.applied);
+  static const GangDecision kNone;
   for (const gang::Gang& g : facts.inputs.gangs) {
-    plan.gangs.push_back(PlanGang(g, facts, options, memory.gangs[g.key], plan.writes));
+    const auto d = decisions.find(g.key);
+    plan.gangs.push_back(PlanGang(g, d == decisions.end() ? kNone : d->second, facts, options,
+                                  memory.gangs[g.key], plan.writes));
     phases[g.key] = plan.gangs.back().phase;
   }
   if (facts.result.preemption.has_value()) {

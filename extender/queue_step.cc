@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "gang/feasibility.h"
@@ -136,8 +137,8 @@ QueueStates StatesOf(const std::map<std::string, Queue, std::less<>>& queues) {
 // The gangs of a step, counted: the Holdings of each one its queue does not
 // hold, the keys of those it holds, and what the queues hold in all.
 struct GangTally {
-  std::map<std::string, Holdings> of_gang;
-  std::set<std::string> held;
+  std::unordered_map<std::string, Holdings> of_gang;
+  std::unordered_set<std::string> held;
   Resources held_by_queues;  // allocated and leaving, of the counted gangs
 };
 
@@ -167,7 +168,7 @@ GangTally TallyGangs(const std::vector<gang::Gang>& gangs, QueueStates& states, 
 // The limits of the step's shares, with per queue, own and descendants':
 // what preempting gangs wait for, and what is bound.
 gang::QueueLimits LimitsOfStep(const QueueStep& step, const QueueStates& states,
-                               const std::map<std::string, Holdings>& of_gang) {
+                               const std::unordered_map<std::string, Holdings>& of_gang) {
   std::map<std::string, Resources> claimed, bound;
   for (const auto& [key, h] : of_gang) {
     const auto q = step.shares.queues.find(step.queue_of.at(key));

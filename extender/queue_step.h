@@ -31,6 +31,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "extender/queue_gate.h"
@@ -51,9 +52,10 @@ struct QueueStep {
   // Gangs the pass must not plan, with why (in the input's order).
   std::vector<gang::Wait> held;
   // Per gang with members to place: its place in the planning order (0 first).
-  std::map<std::string, int> position;
+  // (Hashed: thousands of gangs of one - plain pods - are looked up per pass.)
+  std::unordered_map<std::string, int> position;
   // Per gang: its queue's name (as named; "default" when unset).
-  std::map<std::string, std::string> queue_of;
+  std::unordered_map<std::string, std::string> queue_of;
 };
 
 // The queue a PodGroup names ("default" for none).
