@@ -80,17 +80,19 @@ struct Cluster {
   ClusterCache cache{clock};
 };
 
-Cluster& ClusterFor(int nodes, int running, int waiting) {
-  static std::map<std::tuple<int, int, int>, Cluster*> clusters;
-  Cluster*& c = clusters[{nodes, running, waiting}];
-  if (c == nullptr) c = new Cluster(nodes, running, waiting);  // never freed
+// One C per benchmark's first three arguments, for the whole process.
+template <typename C>
+C& CachedFor(const benchmark::State& state) {
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, C*> clusters;
+  C*& c = clusters[{state.range(0), state.range(1), state.range(2)}];
+  if (c == nullptr) {  // never freed
+    c = new C(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+              static_cast<int>(state.range(2)));
+  }
   return *c;
 }
 
-Cluster& ClusterOf(const benchmark::State& state) {
-  return ClusterFor(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
-                    static_cast<int>(state.range(2)));
-}
+Cluster& ClusterOf(const benchmark::State& state) { return CachedFor<Cluster>(state); }
 
 void BM_ControllerPass(benchmark::State& state) {
   Cluster& cluster = ClusterOf(state);
@@ -130,13 +132,8 @@ struct PlainCluster {
 };
 
 void BM_PlainPodsPass(benchmark::State& state) {
-  static std::map<std::tuple<int64_t, int64_t, int64_t>, PlainCluster*> clusters;
-  PlainCluster*& cluster = clusters[{state.range(0), state.range(1), state.range(2)}];
-  if (cluster == nullptr) {  // never freed
-    cluster = new PlainCluster(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
-                               static_cast<int>(state.range(2)));
-  }
-  GangController controller(&cluster->cache, /*client=*/nullptr, cluster->clock, {},
+  PlainCluster& cluster = CachedFor<PlainCluster>(state);
+  GangController controller(&cluster.cache, /*client=*/nullptr, cluster.clock, {},
                             /*metrics=*/nullptr);
   controller.RunPass();
   for (auto _ : state) controller.RunPass();

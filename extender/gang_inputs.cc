@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "extender/queue_step.h"
@@ -309,20 +312,25 @@ std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
 std::map<std::string, Resources> ReservedPerQueue(const std::vector<gang::Gang>& gangs,
                                                   const gang::PassResult& result,
                                                   const std::vector<std::string>& applied) {
+  // Looked up by key, not searched per plan: a pass that plans thousands of
+  // plain pods (gangs of one) applies thousands of plans.
+  std::unordered_map<std::string_view, const gang::Gang*> by_key;
+  for (const gang::Gang& g : gangs) by_key.emplace(g.key, &g);
+  const std::unordered_set<std::string_view> was_applied(applied.begin(), applied.end());
   std::map<std::string, Resources> out;
   for (const gang::GangPlan& plan : result.plans) {
-    if (!Contains(applied, plan.key)) continue;
-    const auto g = std::ranges::find(gangs, plan.key, &gang::Gang::key);
-    if (g == gangs.end() || g->queues.empty()) continue;
+    if (!was_applied.contains(plan.key)) continue;
+    const auto found = by_key.find(plan.key);
+    if (found == by_key.end() || found->second->queues.empty()) continue;
+    const gang::Gang& g = *found->second;
     Resources need;
     for (const gang::Assignment& a : plan.reserve) {
-      const auto m = std::ranges::find_if(g->members, [&](const gang::Member& member) {
-        return member.pod->meta.uid == a.pod_uid;
-      });
-      if (m != g->members.end()) need += m->request;
+      const auto m = std::ranges::find_if(
+          g.members, [&](const gang::Member& member) { return member.pod->meta.uid == a.pod_uid; });
+      if (m != g.members.end()) need += m->request;
     }
     need.Erase(kPods);
-    for (const std::string& queue : g->queues) out[queue] += need;
+    for (const std::string& queue : g.queues) out[queue] += need;
   }
   return out;
 }
