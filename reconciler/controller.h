@@ -18,7 +18,9 @@
 //     again from a fresh GET (up to 3 times in a sync) instead of
 //     overwriting newer state;
 //   - a marked pod raises no event again, and a sync deletes marked pods
-//     and live pods of an older job version;
+//     and live pods of an older job version; nor does a pod this process
+//     is killing (its expectation), when the informer's copy lacks the mark
+//     (a relist after a broken watch, a mark that failed);
 //   - a status change of the pod counters alone, and a new Job's first
 //     status, wait until 2 s have passed since the Job's last status write
 //     (or since the first change held back) to be written together with
@@ -269,6 +271,8 @@ class JobController {
   // Job. REQUIRES: `job` is the pod's Job.
   void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
                       const Pod* after) MUSTER_EXCLUDES(mu_);
+  // Logs a PodEvicted raised for `pod`, with the deleter if it said so.
+  static void LogEviction(const std::string& job_key, const Pod& pod);
 
   // --- Work queue (controller.cc) --------------------------------------------
   void Enqueue(const std::string& job_key, Request request) MUSTER_EXCLUDES(mu_);
@@ -348,10 +352,14 @@ class JobController {
   // Order: kills marked, plugin objects, hosts ConfigMap, status, kills,
   // PodGroup, pods, Events, the Job's deletion (controller.h).
   // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
-  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded = nullptr)
-      MUSTER_EXCLUDES(mu_);
-  // The plan's kills not already expected, by UID.
-  std::vector<PodRef> PodsToKill(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  // `snap`: what `plan` was made from (its kills are those pods, by UID).
+  Status Apply(const Job& job, const JobSnapshot& snap, const Plan& plan, bool rewrite_hosts,
+               bool* recorded = nullptr) MUSTER_EXCLUDES(mu_);
+  // The plan's kills not already expected, by the UID the plan saw: a pod
+  // of that name made since (the next version's) is not killed for it.
+  std::vector<PodRef> PodsToKill(const JobSnapshot& snap, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  // A mark that fails is logged: its pod is killed all the same (KillPods'
+  // expectation keeps its deletion from raising an event, OnPod).
   void MarkOutOfSync(const Job& job, const std::vector<PodRef>& pods) MUSTER_EXCLUDES(mu_);
   // The plan's status now, or a sync at the end of the coalescing window.
   Status WriteOrHoldStatus(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);

@@ -2,6 +2,8 @@
 // with the volcano.sh/job-name label or of a PodGroup a Job owns becomes a
 // Request queued on its Job; the pods' and PodGroups' handlers also drop the
 // expectations their event fulfils.
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <utility>
 
@@ -77,8 +79,16 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
   const Pod& pod = after != nullptr ? *after : *before;
   std::string job_key = JobKeyOfPod(pod);
   if (job_key.empty()) return;
+  // A pod this process is killing raises no event, whether or not the
+  // informer's copy shows its out-of-sync mark: a relist after a broken
+  // watch delivers the deletion with the copy from before the mark, and a
+  // mark may have failed. Read as an eviction, a RestartTask's own kills
+  // would restart the task again and spend its maxRetry (a RestartJob's
+  // are of an older version: their events act on nothing).
+  bool our_kill = false;
   {
     base::MutexLock lock(&mu_);
+    our_kill = expected_.killed_pods.count(pod.meta.uid) > 0;
     if (after != nullptr) {
       pods_by_job_[job_key].insert(pod.meta.Key());
       expected_.created_pods.erase(pod.meta.Key());
@@ -90,7 +100,9 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
       }
     }
   }
-  if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
+  if (our_kill) {
+    Enqueue(job_key, Request{});
+  } else if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
     RaisePodEvents(job_key, *job, before, after);
   }
 }
@@ -147,8 +159,24 @@ void JobController::RaisePodEvents(const std::string& job_key, const Job& job, c
     return out;
   };
   for (Request& r : PodChangeRequests(job, before, after, task_pods)) {
+    // Only where it may act: not for a finished Job's pods, nor for those
+    // of a Job being deleted (a namespace's deletion deletes every pod).
+    const bool may_act = !IsFinished(job.status.state.phase) && !job.meta.deletion_timestamp;
+    if (r.event == kPodEvicted && may_act) LogEviction(job_key, pod);
     Enqueue(job_key, std::move(r));
   }
+}
+
+// Who deleted a pod is not in the deletion itself; the DisruptionTarget
+// condition, when the deleter set one (kube-scheduler's preemption, the
+// taint manager, the pod GC, the eviction API), says it.
+void JobController::LogEviction(const std::string& job_key, const Pod& pod) {
+  std::string by = "no DisruptionTarget condition";
+  for (const Condition& c : pod.status.conditions) {
+    if (c.type == "DisruptionTarget") by = "DisruptionTarget " + c.reason + ": " + c.message;
+  }
+  spdlog::info("reconciler: job {}: pod {} (uid {}, version {}) deleted by another party ({})",
+               job_key, pod.meta.name, pod.meta.uid, PodVersion(pod), by);
 }
 
 }  // namespace muster::reconciler

@@ -7,6 +7,8 @@
 // before they are sent.
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "base/parallel.h"
@@ -24,9 +26,11 @@ using controller_internal::IgnorableCreate;
 using controller_internal::IgnorableDelete;
 using controller_internal::PodsIn;
 
-Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded) {
-  const std::vector<PodRef> kills = PodsToKill(job, plan);
-  // Marked first: a marked pod raises no event again (controller.h).
+Status JobController::Apply(const Job& job, const JobSnapshot& snap, const Plan& plan,
+                            bool rewrite_hosts, bool* recorded) {
+  const std::vector<PodRef> kills = PodsToKill(snap, plan);
+  // Marked first: a marked pod raises no event again, even seen by a
+  // reconciler started after this one's crash (controller.h).
   MarkOutOfSync(job, kills);
   // Before the status that records them (controlledResources): a crash in
   // between must leave them to be created again, not marked done.
@@ -43,15 +47,20 @@ Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts
   return Status::Ok();
 }
 
-// Each kill names the pod's UID: a replacement of the same name is never
-// marked or deleted by mistake.
-std::vector<JobController::PodRef> JobController::PodsToKill(const Job& job, const Plan& plan) {
+// Each kill names the UID of the pod the plan saw: a replacement of the same
+// name is never marked or deleted by mistake.
+std::vector<JobController::PodRef> JobController::PodsToKill(const JobSnapshot& snap,
+                                                             const Plan& plan) {
+  if (plan.kill_pods.empty()) return {};
+  std::unordered_map<std::string_view, const std::string*> uid_of;
+  for (const Pod* pod : snap.pods) uid_of.emplace(pod->meta.name, &pod->meta.uid);
   std::vector<PodRef> kills;
+  base::MutexLock lock(&mu_);
   for (const std::string& name : plan.kill_pods) {
-    std::shared_ptr<const Pod> pod = pods_.Get(ObjectKey(job.meta.namespace_, name));
-    if (pod == nullptr) continue;  // not seen yet: the next sync kills it
-    base::MutexLock lock(&mu_);
-    if (!expected_.killed_pods.count(pod->meta.uid)) kills.push_back({name, pod->meta.uid});
+    auto seen = uid_of.find(name);
+    // Not seen with a UID (created, not delivered yet): the next sync kills it.
+    if (seen == uid_of.end() || seen->second->empty()) continue;
+    if (!expected_.killed_pods.count(*seen->second)) kills.push_back({name, *seen->second});
   }
   return kills;
 }
@@ -96,6 +105,17 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
 // Expectations are registered before the write: the informer may deliver
 // its event before the call returns.
 void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
+  if (pods.empty()) return;
+  // One line a kill: what the Job's pod events are read against when a
+  // restart or an eviction is in question.
+  constexpr size_t kNamed = 8;
+  std::string names;
+  for (size_t i = 0; i < pods.size() && i < kNamed; ++i) {
+    names += (i == 0 ? "" : ", ") + pods[i].name;
+  }
+  if (pods.size() > kNamed) names += " and " + std::to_string(pods.size() - kNamed) + " more";
+  spdlog::info("reconciler: job {}/{}: killing {} (marked out of sync)", job.meta.namespace_,
+               job.meta.name, names);
   Time now = clock_.Now();
   base::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     {

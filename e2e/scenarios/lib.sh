@@ -124,6 +124,20 @@ new_namespace() {
   e2e_log "namespace $E2E_NS"
 }
 
+# The reconciler's and the extender's log lines naming the scenario's
+# namespace, and their warnings (the logs go with the cluster: a failure in
+# CI shows them here or nowhere).
+e2e_log_lines_of_namespace() {
+  local dir=${MUSTER_E2E_DIR:-} name
+  [[ -n $dir && -d $dir/logs ]] || return 0
+  for name in reconciler extender; do
+    [[ -f $dir/logs/$name.log ]] || continue
+    e2e_log "logs/$name.log, lines naming $E2E_NS or warning:"
+    grep -e "$E2E_NS" -e '\[warning\]' -e '\[error\]' "$dir/logs/$name.log" | tail -n 30 |
+      sed 's/^/  /' || true
+  done
+}
+
 # A scenario may define e2e_before_cleanup (e.g. to restart a component it
 # stopped); it runs first, and cannot change the scenario's exit status.
 e2e_cleanup() {
@@ -133,7 +147,8 @@ e2e_cleanup() {
     if ((rc != 0)); then
       e2e_log "state at failure:"
       k get pods -o wide 2>&1 | sed 's/^/  /' || true
-      k get events --sort-by=.lastTimestamp 2>&1 | tail -n 15 | sed 's/^/  /' || true
+      k get events --sort-by=.lastTimestamp 2>&1 | tail -n 40 | sed 's/^/  /' || true
+      e2e_log_lines_of_namespace
     fi
     "$MUSTER_KUBECTL" delete namespace "$E2E_NS" --wait=false >/dev/null 2>&1 || true
   fi

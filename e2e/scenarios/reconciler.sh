@@ -136,14 +136,30 @@ e2e_log "side by side: stock kube-scheduler bound 3/4 pods (24 GPUs idle in a pa
 k delete vcjob no-room-volcano no-room-default-scheduler --wait=false >/dev/null
 
 # --- 5. maxRetry exhausted -> Failed, then TTL deletes it --------------------------
+# The Job as watched from before it exists, each change with the time it
+# arrived: Failed lasts 5 s (the TTL), which polling missed once on a loaded
+# host (each kubectl call took seconds; the Job was gone when looked at).
+E2E_TMP=$(mktemp -d)
+flaky_log=$E2E_TMP/flaky.log
+(
+  sh -c 'echo $$ >"$1"; shift; exec "$@"' _ "$E2E_TMP/watch.pid" timeout 150 \
+    "$MUSTER_KUBECTL" --namespace "$E2E_NS" get jobs.batch.volcano.sh \
+    --field-selector metadata.name=flaky --watch --output-watch-events --no-headers -o \
+    'custom-columns=E:.type,P:.object.status.state.phase,N:.object.status.retryCount,R:.object.status.state.reason' \
+    2>/dev/null | while read -r line; do echo "${EPOCHREALTIME//[.,]/} $line"; done >"$flaky_log"
+) &
+sleep 1 # the watch is established before the Job exists
 k apply -f "$FIX/max-retry.yaml" >/dev/null
-wait_for "flaky Failed" 90 job_phase_is flaky Failed
-expect_eq "flaky retryCount" "$(field vcjob/flaky '{.status.retryCount}')" 2
-expect_eq "flaky reason" "$(field vcjob/flaky '{.status.state.reason}')" MaxRetryExceeded
-failed_at=${EPOCHREALTIME//[.,]/}
-gone() { ! k get vcjob flaky -o name >/dev/null 2>&1; }
-wait_for "flaky deleted by ttlSecondsAfterFinished" 30 gone
-pass "flaky deleted $(((${EPOCHREALTIME//[.,]/} - failed_at) / 1000)) ms after Failed was seen (ttl 5 s)"
+# flaky_seen TYPE PHASE: the first watched change of that type and phase.
+flaky_seen() { awk -v t="$1" -v p="$2" '$2 == t && $3 == p {print; found = 1; exit} END {exit !found}' "$flaky_log"; }
+wait_for "flaky Failed" 90 flaky_seen MODIFIED Failed
+read -r failed_at _ _ retries reason <<<"$(flaky_seen MODIFIED Failed)"
+expect_eq "flaky retryCount" "$retries" 2
+expect_eq "flaky reason" "$reason" MaxRetryExceeded
+wait_for "flaky deleted by ttlSecondsAfterFinished" 30 flaky_seen DELETED Failed
+read -r deleted_at _ <<<"$(flaky_seen DELETED Failed)"
+kill "$(cat "$E2E_TMP/watch.pid")" 2>/dev/null || true
+pass "flaky deleted $(((deleted_at - failed_at) / 1000)) ms after Failed was watched (ttl 5 s)"
 
 # --- 6. invalid Jobs -------------------------------------------------------------
 k apply -f "$FIX/invalid.yaml" >/dev/null

@@ -18,10 +18,13 @@ inline std::string WorkerTasksJson(int replicas) {
 }
 
 // Job `name` with `replicas` workers; `svc`: with the svc plugin (a
-// Service, the hosts ConfigMap <name>-svc and a NetworkPolicy).
-inline std::string WorkerJobJson(const std::string& name, int replicas, bool svc) {
+// Service, the hosts ConfigMap <name>-svc and a NetworkPolicy);
+// `more_spec`: more fields of the spec, each followed by a comma
+// (R"("maxRetry":5,)").
+inline std::string WorkerJobJson(const std::string& name, int replicas, bool svc,
+                                 const std::string& more_spec = "") {
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
-         R"(","generation":1},"spec":{"queue":"default",)" +
+         R"(","generation":1},"spec":{"queue":"default",)" + more_spec +
          (svc ? R"("plugins":{"svc":[]},)" : "") + R"("tasks":)" + WorkerTasksJson(replicas) + "}}";
 }
 
