@@ -16,6 +16,16 @@ mapfile -t scripts < <(find e2e bench -name '*.sh' -type f | sort)
 [[ -f tools/demo.sh ]] && scripts+=(tools/demo.sh)
 shellcheck -x "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean"
+# A wait_for whose check holds a command substitution (`wait_for ... test
+# "$(count)" -eq 4`) runs it once, when the line runs, and then waits on that
+# value: the check must be a function that counts again (topology.sh's
+# bound_is). Arithmetic $((...)) is fine.
+if stale=$(grep -nE '^[[:space:]]*(gang_)?wait_for .*\$\([^(]' "${scripts[@]}"); then
+  echo "$stale"
+  echo "e2e lint: a wait_for check above is evaluated once; wrap it in a function" >&2
+  exit 1
+fi
+echo "wait_for checks: none evaluated once"
 for t in bench/*_test.py; do out=$(python3 "$t" 2>&1) || { echo "$out"; exit 1; }; echo "$t: ${out##*$'\n'}"; done
 
 mapfile -t yamls < <(find e2e manifests examples -name '*.yaml' -type f 2>/dev/null | sort)

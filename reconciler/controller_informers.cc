@@ -158,10 +158,11 @@ void JobController::RaisePodEvents(const std::string& job_key, const Job& job, c
     }
     return out;
   };
+  // An eviction is logged only where it may act: not for a finished Job's
+  // pods, nor for those of a Job being deleted (a namespace's deletion
+  // deletes every pod).
+  const bool may_act = !IsFinished(job.status.state.phase) && !job.meta.deletion_timestamp;
   for (Request& r : PodChangeRequests(job, before, after, task_pods)) {
-    // Only where it may act: not for a finished Job's pods, nor for those
-    // of a Job being deleted (a namespace's deletion deletes every pod).
-    const bool may_act = !IsFinished(job.status.state.phase) && !job.meta.deletion_timestamp;
     if (r.event == kPodEvicted && may_act) LogEviction(job_key, pod);
     Enqueue(job_key, std::move(r));
   }

@@ -106,16 +106,15 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
 // its event before the call returns.
 void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
   if (pods.empty()) return;
-  // One line a kill: what the Job's pod events are read against when a
-  // restart or an eviction is in question.
+  // One line per plan's kills: what the Job's pod events are read against
+  // when a restart or an eviction is in question.
   constexpr size_t kNamed = 8;
   std::string names;
   for (size_t i = 0; i < pods.size() && i < kNamed; ++i) {
     names += (i == 0 ? "" : ", ") + pods[i].name;
   }
   if (pods.size() > kNamed) names += " and " + std::to_string(pods.size() - kNamed) + " more";
-  spdlog::info("reconciler: job {}/{}: killing {} (marked out of sync)", job.meta.namespace_,
-               job.meta.name, names);
+  spdlog::info("reconciler: job {}/{}: killing {}", job.meta.namespace_, job.meta.name, names);
   Time now = clock_.Now();
   base::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     {

@@ -91,6 +91,10 @@ racks_of() {
 bound_count() {
   k get pods -l "e2e.muster.io/gang=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
 }
+# bound_is GANG N: N of its pods bound, counted again at each call (for
+# wait_for: `wait_for ... test "$(bound_count g)" -eq 4` counts once, when
+# the line runs, and then waits on that count).
+bound_is() { (($(bound_count "$1") == $2)); }
 
 racks_side() {
   E2E_NS=topology-racks-$1
@@ -102,7 +106,7 @@ racks_side() {
 stock_racks=skipped
 if gang_has_side stock; then
   racks_side stock default-scheduler plain
-  wait_for "4 stock pods bound" 60 test "$(bound_count pack)" -eq 4
+  wait_for "4 stock pods bound" 60 bound_is pack 4
   stock_racks=$(racks_of pack)
   e2e_log "stock: the 4-pod gang is in rack(s) $stock_racks"
   k delete pods -l e2e.muster.io/gang=pack --wait=true --timeout=60s >/dev/null # frees gpu-a-1
@@ -114,7 +118,7 @@ fi
 
 gang_start_muster
 racks_side muster volcano gated
-wait_for "muster binds the 4-pod gang" 60 test "$(bound_count pack)" -eq 4
+wait_for "muster binds the 4-pod gang" 60 bound_is pack 4
 muster_racks=$(racks_of pack)
 [[ $muster_racks == "b " ]] || fail "muster split the 4-pod gang over rack(s) $muster_racks (want rack b only)"
 pass "muster: the 4-pod gang is all in rack b (stock: rack(s) $stock_racks)"
