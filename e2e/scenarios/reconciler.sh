@@ -137,8 +137,8 @@ k delete vcjob no-room-volcano no-room-default-scheduler --wait=false >/dev/null
 
 # --- 5. maxRetry exhausted -> Failed, then TTL deletes it --------------------------
 # The Job as watched from before it exists, each change with the time it
-# arrived: Failed lasts 5 s (the TTL), which polling missed once on a loaded
-# host (each kubectl call took seconds; the Job was gone when looked at).
+# arrived: Failed lasts only 5 s (the TTL), which a poll every 0.25 s plus a
+# kubectl call may miss; the TTL is measured from the watched Failed.
 E2E_TMP=$(mktemp -d)
 flaky_log=$E2E_TMP/flaky.log
 (
