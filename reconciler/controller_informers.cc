@@ -79,12 +79,11 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
   const Pod& pod = after != nullptr ? *after : *before;
   std::string job_key = JobKeyOfPod(pod);
   if (job_key.empty()) return;
-  // A pod this process is killing raises no event, whether or not the
-  // informer's copy shows its out-of-sync mark: a relist after a broken
-  // watch delivers the deletion with the copy from before the mark, and a
-  // mark may have failed. Read as an eviction, a RestartTask's own kills
-  // would restart the task again and spend its maxRetry (a RestartJob's
-  // are of an older version: their events act on nothing).
+  // A pod this process is killing raises no event (PodChangeRequests),
+  // whether or not the informer's copy shows its out-of-sync mark: a relist
+  // after a broken watch delivers the deletion with the copy from before the
+  // mark, and a mark may have failed. Read as an eviction, a RestartTask's
+  // own kills would restart the task again and spend its maxRetry.
   bool our_kill = false;
   {
     base::MutexLock lock(&mu_);
@@ -100,10 +99,8 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
       }
     }
   }
-  if (our_kill) {
-    Enqueue(job_key, Request{});
-  } else if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
-    RaisePodEvents(job_key, *job, before, after);
+  if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
+    RaisePodEvents(job_key, *job, before, after, our_kill);
   }
 }
 
@@ -141,7 +138,7 @@ std::vector<std::string> JobController::PodKeysOf(const std::string& job_key) {
 }
 
 void JobController::RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
-                                   const Pod* after) {
+                                   const Pod* after, bool killed_by_us) {
   const Pod& pod = after != nullptr ? *after : *before;
   std::vector<std::shared_ptr<const Pod>> held;  // keeps task_pods' pointers alive
   auto task_pods = [&] {
@@ -162,7 +159,7 @@ void JobController::RaisePodEvents(const std::string& job_key, const Job& job, c
   // pods, nor for those of a Job being deleted (a namespace's deletion
   // deletes every pod).
   const bool may_act = !IsFinished(job.status.state.phase) && !job.meta.deletion_timestamp;
-  for (Request& r : PodChangeRequests(job, before, after, task_pods)) {
+  for (Request& r : PodChangeRequests(job, before, after, task_pods, killed_by_us)) {
     if (r.event == kPodEvicted && may_act) LogEviction(job_key, pod);
     Enqueue(job_key, std::move(r));
   }

@@ -176,9 +176,12 @@ using TaskPods = std::function<std::vector<const Pod*>()>;
 // The requests a pod change raises. `before` is null for an add,
 // `after` null for a delete. `task_pods` is called only when the pod turned
 // Succeeded or its container restarts rose (the pod informer calls this for
-// every event, and the task's pods are a walk over the job).
+// every event, and the task's pods are a walk over the job). A pod the
+// controller killed raises nothing but a plain sync: one marked
+// volcano.sh/controller-out-of-sync, or `killed_by_us` (its kill is still
+// expected: the copy may predate the mark, or the mark failed).
 std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
-                                       const TaskPods& task_pods);
+                                       const TaskPods& task_pods, bool killed_by_us = false);
 
 // The task and index of a pod of a job (annotations, then labels; the index
 // also from the name's last segment). False when the pod has no task.

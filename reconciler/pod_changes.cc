@@ -91,10 +91,10 @@ bool RetriesUsedUp(const Job& job, const Pod* before, const Pod& after, std::str
 }  // namespace
 
 std::vector<Request> PodChangeRequests(const Job& job, const Pod* before, const Pod* after,
-                                       const TaskPods& task_pods) {
+                                       const TaskPods& task_pods, bool killed_by_us) {
   const Pod* pod = after != nullptr ? after : before;
   std::vector<Request> out;
-  if (pod == nullptr || pod->meta.annotations.count(std::string(kOutOfSyncKey))) {
+  if (pod == nullptr || killed_by_us || pod->meta.annotations.count(std::string(kOutOfSyncKey))) {
     out.push_back(Request{});
     return out;
   }
