@@ -247,11 +247,6 @@ class JobController {
     bool group_deleted = false;       // the cached PodGroup is being deleted by us
     bool group_created = false;       // created by us, maybe not seen yet
   };
-  struct PodRef {
-    std::string name;
-    std::string uid;
-  };
-
   // The record of the Job `job_key`, or null when this process keeps none.
   JobRecord* FindRecord(const std::string& job_key) MUSTER_REQUIRES(mu_);
 
@@ -353,19 +348,17 @@ class JobController {
   // Order: kills marked, plugin objects, hosts ConfigMap, status, kills,
   // PodGroup, pods, Events, the Job's deletion (controller.h).
   // `rewrite_hosts`: patch the svc hosts ConfigMap before the status write.
-  // `snap`: what `plan` was made from (its kills are those pods, by UID).
-  Status Apply(const Job& job, const JobSnapshot& snap, const Plan& plan, bool rewrite_hosts,
-               bool* recorded = nullptr) MUSTER_EXCLUDES(mu_);
-  // The plan's kills not already expected, by the UID the plan saw: a pod
-  // of that name made since (the next version's) is not killed for it.
-  std::vector<PodRef> PodsToKill(const JobSnapshot& snap, const Plan& plan) MUSTER_EXCLUDES(mu_);
+  Status Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded = nullptr)
+      MUSTER_EXCLUDES(mu_);
+  // The plan's kills not already expected and seen with a UID.
+  std::vector<PodKill> PodsToKill(const Plan& plan) MUSTER_EXCLUDES(mu_);
   // A mark that fails is logged: its pod is killed all the same (KillPods'
   // expectation keeps its deletion from raising an event, OnPod).
-  void MarkOutOfSync(const Job& job, const std::vector<PodRef>& pods) MUSTER_EXCLUDES(mu_);
+  void MarkOutOfSync(const Job& job, const std::vector<PodKill>& pods) MUSTER_EXCLUDES(mu_);
   // The plan's status now, or a sync at the end of the coalescing window.
   Status WriteOrHoldStatus(const Job& job, const Plan& plan) MUSTER_EXCLUDES(mu_);
   Status WriteStatus(const Job& job, const JobStatus& status) MUSTER_EXCLUDES(mu_);
-  void KillPods(const Job& job, const std::vector<PodRef>& pods) MUSTER_EXCLUDES(mu_);
+  void KillPods(const Job& job, const std::vector<PodKill>& pods) MUSTER_EXCLUDES(mu_);
   // The first failure (all are tried; one Warning Event says how many).
   Status CreatePods(const Job& job, const std::vector<PodSlot>& slots) MUSTER_EXCLUDES(mu_);
   // The slots whose pod is not expected already.

@@ -201,7 +201,7 @@ Status JobController::SyncOnce(const Job& job, const SpecVerdict& verdict, const
   const bool rewrite_hosts = verdict.record.svc_hosts != 0 && !plan.ensure_job_objects &&
                              !IsFinished(plan.status.state.phase) &&
                              (!stored || stored->svc_hosts != verdict.record.svc_hosts);
-  Status applied = Apply(job, snap, plan, rewrite_hosts, recorded);
+  Status applied = Apply(job, plan, rewrite_hosts, recorded);
   if (applied.code() == StatusCode::kConflict) {
     *conflict = true;
     return Status::Ok();

@@ -7,8 +7,6 @@
 // before they are sent.
 #include <spdlog/spdlog.h>
 
-#include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "base/parallel.h"
@@ -26,9 +24,8 @@ using controller_internal::IgnorableCreate;
 using controller_internal::IgnorableDelete;
 using controller_internal::PodsIn;
 
-Status JobController::Apply(const Job& job, const JobSnapshot& snap, const Plan& plan,
-                            bool rewrite_hosts, bool* recorded) {
-  const std::vector<PodRef> kills = PodsToKill(snap, plan);
+Status JobController::Apply(const Job& job, const Plan& plan, bool rewrite_hosts, bool* recorded) {
+  const std::vector<PodKill> kills = PodsToKill(plan);
   // Marked first: a marked pod raises no event again, even seen by a
   // reconciler started after this one's crash (controller.h).
   MarkOutOfSync(job, kills);
@@ -47,25 +44,19 @@ Status JobController::Apply(const Job& job, const JobSnapshot& snap, const Plan&
   return Status::Ok();
 }
 
-// Each kill names the UID of the pod the plan saw: a replacement of the same
-// name is never marked or deleted by mistake.
-std::vector<JobController::PodRef> JobController::PodsToKill(const JobSnapshot& snap,
-                                                             const Plan& plan) {
+std::vector<PodKill> JobController::PodsToKill(const Plan& plan) {
   if (plan.kill_pods.empty()) return {};
-  std::unordered_map<std::string_view, const std::string*> uid_of;
-  for (const Pod* pod : snap.pods) uid_of.emplace(pod->meta.name, &pod->meta.uid);
-  std::vector<PodRef> kills;
+  std::vector<PodKill> kills;
   base::MutexLock lock(&mu_);
-  for (const std::string& name : plan.kill_pods) {
-    auto seen = uid_of.find(name);
+  for (const PodKill& kill : plan.kill_pods) {
     // Not seen with a UID (created, not delivered yet): the next sync kills it.
-    if (seen == uid_of.end() || seen->second->empty()) continue;
-    if (!expected_.killed_pods.count(*seen->second)) kills.push_back({name, *seen->second});
+    if (kill.uid.empty()) continue;
+    if (!expected_.killed_pods.count(kill.uid)) kills.push_back(kill);
   }
   return kills;
 }
 
-void JobController::MarkOutOfSync(const Job& job, const std::vector<PodRef>& pods) {
+void JobController::MarkOutOfSync(const Job& job, const std::vector<PodKill>& pods) {
   base::ParallelFor(pods.size(), options_.writes_per_sync, [&](size_t i) {
     // The uid precondition: a replacement of the same name is not marked.
     const std::string patch =
@@ -104,7 +95,7 @@ Status JobController::WriteStatus(const Job& job, const JobStatus& status) {
 
 // Expectations are registered before the write: the informer may deliver
 // its event before the call returns.
-void JobController::KillPods(const Job& job, const std::vector<PodRef>& pods) {
+void JobController::KillPods(const Job& job, const std::vector<PodKill>& pods) {
   if (pods.empty()) return;
   // One line per plan's kills: what the Job's pod events are read against
   // when a restart or an eviction is in question.

@@ -61,7 +61,9 @@ struct Run {
 
   void Kill(const Pod& pod) {
     if (pod.meta.deletion_timestamp.has_value()) return;
-    if (killed.insert(pod.meta.name).second) plan.kill_pods.push_back(pod.meta.name);
+    if (killed.insert(pod.meta.name).second) {
+      plan.kill_pods.push_back({.name = pod.meta.name, .uid = pod.meta.uid});
+    }
   }
 };
 

@@ -119,6 +119,13 @@ struct JobEventRecord {
   friend bool operator==(const JobEventRecord&, const JobEventRecord&) = default;
 };
 
+// One pod a plan kills: the instance the plan saw.
+struct PodKill {
+  std::string name;
+  std::string uid;  // empty: created, not yet seen with its UID (not killed)
+  friend bool operator==(const PodKill&, const PodKill&) = default;
+};
+
 struct Plan {
   std::string action;  // what ran (kSync when no policy matched)
   JobStatus status;    // the status to hold; write it when it differs
@@ -127,8 +134,10 @@ struct Plan {
   enum class PodGroupOp { kNone, kCreate, kUpdate, kDelete };
   PodGroupOp pod_group_op = PodGroupOp::kNone;
   PodGroup pod_group;  // the desired PodGroup for kCreate/kUpdate
-  // Mark volcano.sh/controller-out-of-sync, then delete (names).
-  std::vector<std::string> kill_pods;
+  // Mark volcano.sh/controller-out-of-sync, then delete: each pod by its name
+  // and the UID the plan saw, so a successor of that name made since (the
+  // next version's) is never marked or deleted for it.
+  std::vector<PodKill> kill_pods;
   std::vector<PodSlot> create_pods;
   std::vector<JobEventRecord> events;
   // A policy with a timeout matched: send this request again at `due`.

@@ -30,6 +30,7 @@ using lifecycle_fixtures::At;
 using lifecycle_fixtures::ConditionPhases;
 using lifecycle_fixtures::From;
 using lifecycle_fixtures::JobOf;
+using lifecycle_fixtures::KilledNames;
 using lifecycle_fixtures::kNow;
 using lifecycle_fixtures::kT0;
 using lifecycle_fixtures::Names;
@@ -53,7 +54,7 @@ TEST(LifecycleStatusTest, CountersPerPhase) {
   w.pods.push_back(MakeJobPod(job, "t", 6).Phase(""));  // no phase yet: Pending
   w.pods.push_back(MakeJobPod(job, "t", 7).Ready());    // surplus: killed now
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, ElementsAre("j-t-7"));
+  EXPECT_THAT(KilledNames(plan), ElementsAre("j-t-7"));
   const JobStatus& s = plan.status;
   EXPECT_EQ(s.pending, 2);
   EXPECT_EQ(s.running, 1);
@@ -94,7 +95,7 @@ TEST(LifecycleStatusTest, TaskStatusCountNamesOnlyTheJobsTasks) {
   JobWorld w = World(job, "SSSS", std::nullopt);
   w.pods.push_back(MakeJobPod(job, "gone", 0).Phase("Succeeded"));  // finished: not killed
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
   EXPECT_EQ(plan.status.succeeded, 5);
   std::vector<std::string> tasks;
   for (const auto& [task, counts] : plan.status.task_status_count) tasks.push_back(task);
@@ -263,7 +264,7 @@ TEST_F(LifecycleCtrTest, EvictionRestartThenCompletion) {
   EXPECT_EQ(plan.status.version, 1);
   EXPECT_EQ(plan.status.retry_count, 1);
   EXPECT_EQ(plan.pod_group_op, PgOp::kDelete);
-  EXPECT_EQ(Sorted(plan.kill_pods),
+  EXPECT_EQ(Sorted(KilledNames(plan)),
             Names({"ctr-volcano-pserver-0", "ctr-volcano-pserver-1", "ctr-volcano-trainer-1"}));
   EXPECT_EQ(plan.status.terminating, 4);
 
@@ -294,7 +295,7 @@ TEST_F(LifecycleCtrTest, EvictionRestartThenCompletion) {
   plan = Step(requests[0]);
   EXPECT_EQ(plan.action, kCompleteJob);
   EXPECT_EQ(plan.status.state.phase, kCompleting);
-  EXPECT_EQ(Sorted(plan.kill_pods), Names({"ctr-volcano-pserver-0", "ctr-volcano-pserver-1"}));
+  EXPECT_EQ(Sorted(KilledNames(plan)), Names({"ctr-volcano-pserver-0", "ctr-volcano-pserver-1"}));
   EXPECT_EQ(plan.status.version, 2);
   EXPECT_EQ(plan.pod_group_op, PgOp::kDelete);
 
@@ -306,7 +307,7 @@ TEST_F(LifecycleCtrTest, EvictionRestartThenCompletion) {
   EXPECT_EQ(
       ConditionPhases(plan.status),
       (std::vector<std::string>{"Restarting", "Pending", "Running", "Completing", "Completed"}));
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
   EXPECT_EQ(plan.pod_group_op, PgOp::kNone);
 
   // Finished: a late event changes nothing.
@@ -336,7 +337,7 @@ TEST_F(LifecycleCtrTest, MaxRetryExhaustedFails) {
   EXPECT_EQ(plan.status.retry_count, 3);
   EXPECT_EQ(plan.status.state.phase, kFailed);
   EXPECT_EQ(plan.status.state.reason, "MaxRetryExceeded");
-  EXPECT_EQ(Sorted(plan.kill_pods), Names({"ctr-volcano-pserver-0", "ctr-volcano-trainer-1"}));
+  EXPECT_EQ(Sorted(KilledNames(plan)), Names({"ctr-volcano-pserver-0", "ctr-volcano-trainer-1"}));
   EXPECT_EQ(plan.events.back().reason, "JobFailed");
 
   // Failed stays Failed; nothing more is created.
@@ -344,7 +345,7 @@ TEST_F(LifecycleCtrTest, MaxRetryExhaustedFails) {
   plan = Step();
   EXPECT_EQ(plan.status.state.phase, kFailed);
   EXPECT_THAT(plan.create_pods, IsEmpty());
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
 }
 
 // ===========================================================================
@@ -489,7 +490,7 @@ TEST(LifecycleRestartTest, TaskCompletedWhileDownCompletesAPendingJob) {
                                    [](const Plan& p) { return p.action == kCompleteJob; });
     ASSERT_NE(completing, plans.end());
     EXPECT_EQ(completing->status.state.phase, kCompleting);
-    EXPECT_EQ(completing->kill_pods, Names({"j-helper-0"}));
+    EXPECT_EQ(KilledNames(*completing), Names({"j-helper-0"}));
     EXPECT_EQ(completing->pod_group_op, PgOp::kDelete);
     // Written at once, and the plain sync after it neither undoes it nor
     // brings the PodGroup back.

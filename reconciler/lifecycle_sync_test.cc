@@ -24,6 +24,7 @@ using lifecycle_fixtures::At;
 using lifecycle_fixtures::CodedPod;
 using lifecycle_fixtures::From;
 using lifecycle_fixtures::JobOf;
+using lifecycle_fixtures::KilledNames;
 using lifecycle_fixtures::kNow;
 using lifecycle_fixtures::kT0;
 using lifecycle_fixtures::Names;
@@ -76,7 +77,7 @@ TEST(LifecycleRunningSyncTest, Table) {
     Plan plan = w.Reconcile(Request{}, kNow);
     EXPECT_EQ(plan.status.state.phase, c.next) << c.name;
     EXPECT_EQ(plan.action, kSync) << c.name;
-    EXPECT_THAT(plan.kill_pods, IsEmpty()) << c.name;
+    EXPECT_THAT(KilledNames(plan), IsEmpty()) << c.name;
   }
 }
 
@@ -99,7 +100,7 @@ TEST(LifecycleEnqueueTest, NewJobCreatesThePodGroupButNoPods) {
   EXPECT_EQ(plan.pod_group_op, PgOp::kCreate);
   EXPECT_EQ(plan.pod_group, DesiredPodGroup(w.job));
   EXPECT_THAT(plan.create_pods, IsEmpty());
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
 }
 
 TEST(LifecycleEnqueueTest, PodsOnlyOnceThePodGroupLeftPending) {
@@ -212,7 +213,7 @@ TEST(LifecycleSyncPodsTest, MissingReplicasAreCreated) {
   JobWorld w = World(At(TwoTaskJob(), kRunning), "R-R-", kPodGroupRunning);
   Plan plan = w.Reconcile(Request{}, kNow);
   EXPECT_EQ(plan.create_pods, (std::vector<PodSlot>{{0, 1}, {1, 1}}));
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
 }
 
 TEST(LifecycleSyncPodsTest, SurplusIndexIsKilled) {
@@ -220,10 +221,21 @@ TEST(LifecycleSyncPodsTest, SurplusIndexIsKilled) {
   JobWorld w = World(job, "RRRR", kPodGroupRunning);
   w.pods.push_back(MakeJobPod(job, "worker", 2).Ready());
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, ElementsAre("j-worker-2"));
+  EXPECT_THAT(KilledNames(plan), ElementsAre("j-worker-2"));
   EXPECT_THAT(plan.create_pods, IsEmpty());
   EXPECT_EQ(plan.status.terminating, 1);
   EXPECT_EQ(plan.status.running, 4);
+}
+
+// The kill names the instance the plan saw: the controller deletes by that
+// UID, so a successor of the same name created meanwhile is left alone.
+TEST(LifecycleSyncPodsTest, AKillNamesThePodByTheUidThePlanSaw) {
+  Job job = At(TwoTaskJob(), kRunning);
+  JobWorld w = World(job, "RRRR", kPodGroupRunning);
+  w.pods.push_back(MakeJobPod(job, "worker", 2).Uid("uid-of-the-seen-worker-2").Ready());
+  Plan plan = w.Reconcile(Request{}, kNow);
+  EXPECT_THAT(plan.kill_pods,
+              ElementsAre(PodKill{.name = "j-worker-2", .uid = "uid-of-the-seen-worker-2"}));
 }
 
 TEST(LifecycleSyncPodsTest, ScaledDownTaskLosesItsHighIndex) {
@@ -232,13 +244,13 @@ TEST(LifecycleSyncPodsTest, ScaledDownTaskLosesItsHighIndex) {
   JobWorld w = World(job, "RRR", kPodGroupRunning);
   w.pods.push_back(MakeJobPod(job, "worker", 1).Ready());
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, ElementsAre("j-worker-1"));
+  EXPECT_THAT(KilledNames(plan), ElementsAre("j-worker-1"));
 }
 
 TEST(LifecycleSyncPodsTest, OutOfSyncPodIsKilledNotRecreated) {
   JobWorld w = World(At(TwoTaskJob(), kRunning), "RROR", kPodGroupRunning);
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, ElementsAre("j-worker-0"));
+  EXPECT_THAT(KilledNames(plan), ElementsAre("j-worker-0"));
   EXPECT_THAT(plan.create_pods, IsEmpty());
 }
 
@@ -250,7 +262,7 @@ TEST(LifecycleSyncPodsTest, LivePodsOfAnOlderVersionAreKilled) {
             MakeJobPod(job, "worker", 0).Phase("Succeeded").Version(0),  // stale, finished
             MakeJobPod(job, "worker", 1).Version(0)};                    // stale, pending
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_EQ(Sorted(plan.kill_pods), Names({"j-ps-1", "j-worker-1"}));
+  EXPECT_EQ(Sorted(KilledNames(plan)), Names({"j-ps-1", "j-worker-1"}));
   EXPECT_THAT(plan.create_pods, IsEmpty());
 }
 
@@ -258,7 +270,7 @@ TEST(LifecycleSyncPodsTest, PodBeingDeletedIsNotKilledAgain) {
   JobWorld w = World(At(TwoTaskJob(), kRunning), "RRDR", kPodGroupRunning);
   w.pods[2].meta.annotations[std::string(kOutOfSyncKey)] = "true";
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, IsEmpty());
+  EXPECT_THAT(KilledNames(plan), IsEmpty());
   EXPECT_THAT(plan.create_pods, IsEmpty());
   EXPECT_EQ(plan.status.terminating, 1);
 }
@@ -328,7 +340,7 @@ TEST(LifecycleTimeoutTest, MatchingPolicyWithTimeoutIsDelayed) {
     JobWorld w = World(job, "RRPR", kPodGroupRunning);
     Plan plan = w.Reconcile(c.request, kNow);
     EXPECT_EQ(plan.action, kSync) << c.name;
-    EXPECT_THAT(plan.kill_pods, IsEmpty()) << c.name;
+    EXPECT_THAT(KilledNames(plan), IsEmpty()) << c.name;
     EXPECT_EQ(plan.status.retry_count, 0) << c.name;
     ASSERT_TRUE(plan.delayed.has_value()) << c.name;
     Request want = c.request;

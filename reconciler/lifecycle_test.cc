@@ -22,6 +22,7 @@ using lifecycle_fixtures::At;
 using lifecycle_fixtures::CodedPod;
 using lifecycle_fixtures::Command;
 using lifecycle_fixtures::From;
+using lifecycle_fixtures::KilledNames;
 using lifecycle_fixtures::kNow;
 using lifecycle_fixtures::Names;
 using lifecycle_fixtures::On;
@@ -266,7 +267,7 @@ void RunTransitions(const std::vector<TransitionCase>& cases) {
     Plan plan = w.Reconcile(request, kNow);
     const std::string what = Describe(c);
     EXPECT_EQ(plan.status.state.phase, c.next) << what;
-    EXPECT_EQ(Sorted(plan.kill_pods), Sorted(c.killed)) << what;
+    EXPECT_EQ(Sorted(KilledNames(plan)), Sorted(c.killed)) << what;
     EXPECT_EQ(plan.status.retry_count, c.retry) << what;
     EXPECT_EQ(plan.status.version, c.version) << what;
     EXPECT_EQ(plan.pod_group_op, c.pg_op) << what;
@@ -382,7 +383,7 @@ TEST(LifecycleTransitionTest, RestartingSyncKillsStalePodsAndCreatesNothing) {
   JobWorld w = World(job, "RR--", kPodGroupRunning);
   w.pods[0] = MakeJobPod(job, "ps", 0).Ready().Version(0);  // stale and alive
   Plan plan = w.Reconcile(Request{}, kNow);
-  EXPECT_THAT(plan.kill_pods, ElementsAre("j-ps-0"));
+  EXPECT_THAT(KilledNames(plan), ElementsAre("j-ps-0"));
   EXPECT_THAT(plan.create_pods, IsEmpty());
   EXPECT_EQ(plan.pod_group_op, PgOp::kNone);
   EXPECT_EQ(plan.status.state.phase, kRestarting);  // 4 − 1 < 4
@@ -512,7 +513,7 @@ TEST(LifecycleVersionTest, RestartJobBumpsTheVersionAndDeletesThePodGroup) {
   EXPECT_EQ(plan.status.version, 3);
   EXPECT_EQ(plan.status.retry_count, 2);
   EXPECT_EQ(plan.pod_group_op, PgOp::kDelete);
-  EXPECT_EQ(Sorted(plan.kill_pods), Names({"j-ps-0", "j-ps-1", "j-worker-1"}));
+  EXPECT_EQ(Sorted(KilledNames(plan)), Names({"j-ps-0", "j-ps-1", "j-worker-1"}));
   EXPECT_EQ(plan.status.terminating, 4);
   EXPECT_EQ(plan.status.state.phase, kRestarting);
   ASSERT_EQ(plan.events.size(), 1u);
@@ -530,7 +531,7 @@ TEST(LifecycleVersionTest, EventsFromOlderPodsTriggerNoPolicy) {
     EXPECT_EQ(plan.status.version, 1) << event;
     EXPECT_EQ(plan.status.retry_count, 0) << event;
     EXPECT_EQ(plan.status.state.phase, kRunning) << event;
-    EXPECT_THAT(plan.kill_pods, IsEmpty()) << event;
+    EXPECT_THAT(KilledNames(plan), IsEmpty()) << event;
     EXPECT_THAT(plan.events, IsEmpty()) << event;
   }
 }

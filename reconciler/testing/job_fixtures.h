@@ -182,10 +182,11 @@ struct JobWorld {
   // phase until the gang controller sets it).
   void Apply(const Plan& plan, Time now) {
     job.status = plan.status;
-    for (const std::string& name : plan.kill_pods) {
-      Pod* pod = FindPod(name);
-      if (pod == nullptr) {
-        ADD_FAILURE() << "kill of a pod that does not exist: " << name;
+    for (const PodKill& kill : plan.kill_pods) {
+      Pod* pod = FindPod(kill.name);
+      if (pod == nullptr || pod->meta.uid != kill.uid) {
+        ADD_FAILURE() << "kill of a pod that does not exist: " << kill.name << " (" << kill.uid
+                      << ")";
         continue;
       }
       pod->meta.annotations[std::string(kOutOfSyncKey)] = "true";

@@ -28,6 +28,9 @@
 namespace muster::reconciler {
 
 // Readable failures (found by argument-dependent lookup).
+inline void PrintTo(const PodKill& kill, std::ostream* os) {
+  *os << kill.name << " (uid " << kill.uid << ")";
+}
 inline void PrintTo(const Request& r, std::ostream* os) {
   *os << "{event=" << r.event << " task=" << r.task << " pod=" << r.pod << " uid=" << r.pod_uid
       << " version=" << r.pod_version
@@ -195,6 +198,13 @@ inline fixtures::JobWorld World(Job job, std::string_view pods,
 inline std::vector<std::string> Sorted(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// The names of the pods `plan` kills, in its order.
+inline std::vector<std::string> KilledNames(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const PodKill& kill : plan.kill_pods) out.push_back(kill.name);
+  return out;
 }
 
 inline std::vector<std::string> Names(std::initializer_list<const char*> pods) {
