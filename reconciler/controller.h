@@ -263,10 +263,10 @@ class JobController {
   // The keys of the pods seen for the Job, a copy taken under mu_.
   std::vector<std::string> PodKeysOf(const std::string& job_key) MUSTER_EXCLUDES(mu_);
   // The policy events of one pod change (PodChangeRequests), queued for its
-  // Job. REQUIRES: `job` is the pod's Job. `killed_by_us`: its kill is
-  // expected (Expectations::killed_pods).
+  // Job; a pod whose kill is expected (Expectations::killed_pods) raises a
+  // plain sync only. REQUIRES: `job` is the pod's Job.
   void RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
-                      const Pod* after, bool killed_by_us = false) MUSTER_EXCLUDES(mu_);
+                      const Pod* after) MUSTER_EXCLUDES(mu_);
   // Logs a PodEvicted raised for `pod`, with the deleter if it said so.
   static void LogEviction(const std::string& job_key, const Pod& pod);
 

@@ -79,28 +79,24 @@ void JobController::OnPod(const Pod* before, const Pod* after) {
   const Pod& pod = after != nullptr ? *after : *before;
   std::string job_key = JobKeyOfPod(pod);
   if (job_key.empty()) return;
-  // A pod this process is killing raises no event (PodChangeRequests),
-  // whether or not the informer's copy shows its out-of-sync mark: a relist
-  // after a broken watch delivers the deletion with the copy from before the
-  // mark, and a mark may have failed. Read as an eviction, a RestartTask's
-  // own kills would restart the task again and spend its maxRetry.
-  bool our_kill = false;
   {
     base::MutexLock lock(&mu_);
-    our_kill = expected_.killed_pods.count(pod.meta.uid) > 0;
     if (after != nullptr) {
       pods_by_job_[job_key].insert(pod.meta.Key());
       expected_.created_pods.erase(pod.meta.Key());
-    } else {
-      expected_.killed_pods.erase(pod.meta.uid);
-      if (auto it = pods_by_job_.find(job_key); it != pods_by_job_.end()) {
-        it->second.erase(pod.meta.Key());
-        if (it->second.empty()) pods_by_job_.erase(it);  // its Job's last pod
-      }
+    } else if (auto it = pods_by_job_.find(job_key); it != pods_by_job_.end()) {
+      it->second.erase(pod.meta.Key());
+      if (it->second.empty()) pods_by_job_.erase(it);  // its Job's last pod
     }
   }
   if (std::shared_ptr<const Job> job = jobs_.Get(job_key)) {
-    RaisePodEvents(job_key, *job, before, after, our_kill);
+    RaisePodEvents(job_key, *job, before, after);
+  }
+  // A deleted pod's kill is done; its expectation goes only now, after its
+  // deletion was read against it (RaisePodEvents).
+  if (after == nullptr) {
+    base::MutexLock lock(&mu_);
+    expected_.killed_pods.erase(pod.meta.uid);
   }
 }
 
@@ -138,8 +134,19 @@ std::vector<std::string> JobController::PodKeysOf(const std::string& job_key) {
 }
 
 void JobController::RaisePodEvents(const std::string& job_key, const Job& job, const Pod* before,
-                                   const Pod* after, bool killed_by_us) {
+                                   const Pod* after) {
   const Pod& pod = after != nullptr ? *after : *before;
+  // A pod this process is killing raises no event (PodChangeRequests),
+  // whether or not this copy shows its out-of-sync mark: a relist after a
+  // broken watch delivers the deletion with the copy from before the mark,
+  // and a mark may have failed. Read as an eviction, a RestartTask's own
+  // kills would restart the task again and spend its maxRetry. Looked up
+  // here, for every caller (a pod change, or pods seen before their Job).
+  bool killed_by_us = false;
+  {
+    base::MutexLock lock(&mu_);
+    killed_by_us = expected_.killed_pods.count(pod.meta.uid) > 0;
+  }
   std::vector<std::shared_ptr<const Pod>> held;  // keeps task_pods' pointers alive
   auto task_pods = [&] {
     std::string task, t;

@@ -185,8 +185,8 @@ struct JobWorld {
     for (const PodKill& kill : plan.kill_pods) {
       Pod* pod = FindPod(kill.name);
       if (pod == nullptr || pod->meta.uid != kill.uid) {
-        ADD_FAILURE() << "kill of a pod that does not exist: " << kill.name << " (" << kill.uid
-                      << ")";
+        ADD_FAILURE() << "kill of a pod not in the world, or of another instance: " << kill.name
+                      << " (uid " << kill.uid << ")";
         continue;
       }
       pod->meta.annotations[std::string(kOutOfSyncKey)] = "true";
