@@ -486,7 +486,7 @@ def main(argv):
     p = sub.add_parser("report")
     p.add_argument("--side", action="append", default=[])
     p.add_argument("--metrics")
-    p.add_argument("--target-p99", type=float, default=2.0)
+    p.add_argument("--target-p99", type=float, default=0.5)
     p.add_argument("--json")
     args = ap.parse_args(argv[1:])
     if args.cmd == "workload":

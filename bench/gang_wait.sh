@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Gang wait (issue 5, acceptance 3): p50/p99 time from a gang's admission to
-# all of its minMember pods bound, for gangs of at most 100 pods on 1000 kwok
-# nodes x 8 GPUs while capacity exists (target: muster p99 <= 2 s), and the
-# stock kube-scheduler's outcome on the same workload.
+# Gang wait: p50/p99 time from a gang's admission to all of its minMember
+# pods bound, for gangs of at most 100 pods on 1000 kwok nodes x 8 GPUs while
+# capacity exists (target: muster p99 <= 0.5 s, the scale issue's; the first
+# one, issue 5's, was 2 s), and the stock kube-scheduler's outcome on the
+# same workload. The report's met / NOT met line holds for this default
+# workload only.
 #
 # usage: bench/gang_wait.sh [--muster BIN] [--gangs G] [--seed N] [--sizes S,S,...]
 #                           [--interval LO,HI] [--max-gpus M]

@@ -363,6 +363,30 @@ TEST(GpuScoreTest, TheBestLinkFirstThenTheFullestNodeThenTheFewestBrokenGroups) 
   EXPECT_GT(two[1], two[0]);
 }
 
+// kube-scheduler sends hundreds of candidates, some not in the cache yet:
+// each node scores as it does in a short list, and an unknown one scores 0
+// (its lookup is null) wherever it sits among them.
+TEST(GpuScoreTest, ALongListWithUnknownNodesScoresEachNodeAsAShortOne) {
+  FakeClock clock;
+  ClusterState state(clock);
+  const std::vector<std::string> known = {"whole", "island-b-free", "two-per-island"};
+  for (const std::string& name : known) state.UpsertNode(IslandNode(name));
+  state.UpsertPod(BoundPod("x1", "island-b-free", 4, "0,2,4,6"));
+  state.UpsertPod(BoundPod("x2", "two-per-island", 4, "0,1,2,3"));
+  const std::vector<int64_t> alone = GpuScores(state, 4, known);
+  std::vector<std::string> names;
+  for (int round = 0; round < 20; ++round) {
+    names.push_back("unknown-" + std::to_string(round));
+    for (const std::string& name : known) names.push_back(name);
+  }
+  const std::vector<int64_t> scores = GpuScores(state, 4, names);
+  ASSERT_EQ(scores.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const size_t k = i % (known.size() + 1);
+    EXPECT_EQ(scores[i], k == 0 ? 0 : alone[k - 1]) << names[i] << " at " << i;
+  }
+}
+
 TEST(GpuGangPlanTest, MembersGoWhereTheirGpuSetIsBestAndTheirGpusAreReserved) {
   FakeClock clock;
   ClusterState state(clock);
