@@ -128,6 +128,13 @@ struct alignas(64) NodeInfo {
     internal::PrefetchLine(&name);
     internal::PrefetchLine(reinterpret_cast<const char*>(&gpu_shares + 1) - 1);
   }
+  // Asks for what a GPU pod's score reads after the lookup (ScoreGpuNodes):
+  // `gpus` and `gpu_holds`, which the layout keeps together at its end.
+  void PrefetchGpuFields() const {
+    const char* from = reinterpret_cast<const char*>(&gpus);
+    const char* end = reinterpret_cast<const char*>(&gpu_holds + 1);
+    for (const char* line = from; line < end; line += 64) internal::PrefetchLine(line);
+  }
   const NodeGpus& Gpus() const {
     static const NodeGpus kNone;
     return gpus != nullptr ? *gpus : kNone;

@@ -66,26 +66,16 @@ GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo&
 
 // FitGpus reads two things of a node beyond the hot fields FindEach fetched
 // (NodeInfo::PrefetchHotFields): its gpus pointer and gpu_holds, further down
-// the NodeInfo, and the NodeGpus record the pointer names, an allocation of
-// its own. Read node after node, the loop waited on memory for each; asked
-// for ahead, in two steps (the NodeInfo's lines, then the record), the
-// misses of several nodes overlap (with the hashed memo: 368 -> 306 us p50
-// for 1884 candidates of 5000 nodes, docs/topology.md). kGpuPrefetchAhead
-// nodes: the distance of one step. Check the object code when moving these
-// (objdump -d | grep prefetch): GCC 12 at -O2 dropped them from a first
-// form, a helper class's member function.
+// the NodeInfo (NodeInfo::PrefetchGpuFields), and the fields of the NodeGpus
+// record the pointer names, an allocation of its own. Read node after node,
+// the loop waited on memory for each; asked for ahead, in two steps (the
+// NodeInfo's lines, then the record), the misses of several nodes overlap
+// (with the hashed memo: 368 -> 306 us p50 for 1884 candidates of 5000
+// nodes, docs/topology.md). kGpuPrefetchAhead nodes: the distance of one
+// step. Check the object code when moving these (objdump -d | grep
+// prefetch): GCC 12 at -O2 dropped them from a first form, a local helper
+// class holding the node list.
 constexpr size_t kGpuPrefetchAhead = 8;
-
-void PrefetchGpuFields(const NodeInfo& node) {
-  const char* from = reinterpret_cast<const char*>(&node.gpus);
-  const char* to = reinterpret_cast<const char*>(&node.gpu_holds + 1);
-  for (const char* line = from; line < to; line += 64) internal::PrefetchLine(line);
-}
-
-void PrefetchGpuRecord(const NodeGpus& gpus) {
-  internal::PrefetchLine(&gpus.layout);
-  internal::PrefetchLine(&gpus.healthy);
-}
 
 }  // namespace
 
@@ -96,16 +86,18 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   if (k == 0) return scores;
   std::vector<GpuFit> fits(nodes.size());
   GpuFitMemo memo;
-  memo.reserve(512);
   int best = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i + 2 * kGpuPrefetchAhead < nodes.size()) {
       const NodeInfo* later = nodes[i + 2 * kGpuPrefetchAhead];
-      if (later != nullptr) PrefetchGpuFields(*later);
+      if (later != nullptr) later->PrefetchGpuFields();
     }
     if (i + kGpuPrefetchAhead < nodes.size()) {
       const NodeInfo* next = nodes[i + kGpuPrefetchAhead];
-      if (next != nullptr && next->gpus != nullptr) PrefetchGpuRecord(*next->gpus);
+      if (next != nullptr && next->gpus != nullptr) {
+        internal::PrefetchLine(&next->gpus->layout);
+        internal::PrefetchLine(&next->gpus->healthy);
+      }
     }
     fits[i] = FitGpus(demand, k, nodes[i], memo);
     best = std::max(best, fits[i].link);
