@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <optional>
+#include <thread>
 #include <utility>
 
+#include "base/mutex.h"
 #include "kube/client/api_error.h"
 #include "kube/codec/json.h"
 
@@ -115,6 +119,74 @@ class ListMetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, L
   bool done_ = false;
 };
 
+// Reads a list's pages on a thread of its own, one page ahead of the
+// handler: the API server encodes the next page while ListEach's caller
+// decodes this one. One thread for the whole list, not one per page: each
+// new thread takes a malloc arena of its own, and a thread per page left
+// ~16 arenas holding ~4 MiB of freed pages each after a 50 000-pod list.
+// Thread-safety: Ask and Take from one thread (the list's), in turn.
+class PageReader {
+ public:
+  using ListFn = std::function<StatusOr<std::string>(const ListOptions&)>;
+  explicit PageReader(ListFn list) : list_(std::move(list)), thread_([this] { Run(); }) {}
+  // Waits for the page asked for last, if not taken, and drops it.
+  ~PageReader() {
+    {
+      base::MutexLock lock(&mu_);
+      done_ = true;
+    }
+    cv_.SignalAll();
+    thread_.join();
+  }
+  PageReader(const PageReader&) = delete;
+  PageReader& operator=(const PageReader&) = delete;
+
+  // Starts reading the page `options` names. REQUIRES: no page in flight.
+  void Ask(ListOptions options) MUSTER_EXCLUDES(mu_) {
+    {
+      base::MutexLock lock(&mu_);
+      asked_ = std::move(options);
+    }
+    cv_.SignalAll();
+  }
+  // Waits for the page last asked for. REQUIRES: Ask before each Take.
+  StatusOr<std::string> Take() MUSTER_EXCLUDES(mu_) {
+    base::MutexLock lock(&mu_);
+    while (!answer_) cv_.Wait(&mu_);
+    StatusOr<std::string> page = std::move(*answer_);
+    answer_.reset();
+    return page;
+  }
+
+ private:
+  void Run() MUSTER_EXCLUDES(mu_) {
+    for (;;) {
+      ListOptions options;
+      {
+        base::MutexLock lock(&mu_);
+        while (!asked_ && !done_) cv_.Wait(&mu_);
+        if (!asked_) return;  // a page asked for is read even when the list ended
+        options = std::move(*asked_);
+        asked_.reset();
+      }
+      StatusOr<std::string> page = list_(options);
+      {
+        base::MutexLock lock(&mu_);
+        answer_ = std::move(page);
+      }
+      cv_.SignalAll();
+    }
+  }
+
+  const ListFn list_;
+  base::Mutex mu_;
+  base::CondVar cv_;
+  std::optional<ListOptions> asked_ MUSTER_GUARDED_BY(mu_);
+  std::optional<StatusOr<std::string>> answer_ MUSTER_GUARDED_BY(mu_);
+  bool done_ MUSTER_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: it runs on the members above
+};
+
 }  // namespace
 
 std::string_view PatchContentType(PatchType type) {
@@ -186,27 +258,33 @@ Status Client::ListEach(const ResourceRef& ref, ListOptions options, const ListP
                         CancelToken* cancel) {
   if (options.limit <= 0) options.limit = kDefaultPageSize;
   const std::string first_resource_version = options.resource_version;
+  PageReader reader([this, &ref, cancel](const ListOptions& page_options) {
+    return List(ref, page_options, cancel);
+  });
   for (int restarts = 0;; ++restarts) {
     options.continue_token.clear();
     options.resource_version = first_resource_version;
-    while (true) {
-      ListPage page;
-      page.first = options.continue_token.empty();
-      StatusOr<std::string> json = List(ref, options, cancel);
+    reader.Ask(options);
+    for (bool first = true;; first = false) {
+      StatusOr<std::string> json = reader.Take();
       if (!json.ok()) {
         const bool expired =
-            json.status().code() == StatusCode::kGone && !page.first && restarts < kMaxListRestarts;
+            json.status().code() == StatusCode::kGone && !first && restarts < kMaxListRestarts;
         if (!expired) return json.status();
         spdlog::info("list {}: continue token expired, restarting the list", ref.DebugString());
         break;
       }
-      page.json = std::move(json).value();
+      ListPage page{.json = std::move(json).value(), .first = first};
       StatusOr<ListMeta> meta = ReadListMeta(page.json);
       if (!meta.ok()) return meta.status().Annotate("list " + ref.DebugString());
       page.meta = std::move(meta).value();
       options.continue_token = page.meta.continue_token;
+      const bool last = options.continue_token.empty();
+      // The next page is on its way while this one is handled: a list takes
+      // the slower of the API server and on_page, not their sum.
+      if (!last) reader.Ask(options);
       MUSTER_RETURN_IF_ERROR(on_page(std::move(page)));
-      if (options.continue_token.empty()) return Status::Ok();
+      if (last) return Status::Ok();
     }
   }
 }

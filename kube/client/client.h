@@ -140,8 +140,10 @@ class Client {
                                              CancelToken* cancel = nullptr);
 
   // ListAll's pages, handed to `on_page` one at a time, in order, as they
-  // arrive: only the page in hand is held (and freed before the next one is
-  // asked for), so a client's memory does not grow with the collection. A
+  // arrive. The next page is asked for (on a thread of its own) while
+  // `on_page` holds this one, so at most two pages are held at once and a
+  // client's memory does not grow with the collection; when `on_page` fails,
+  // the page already asked for is waited for and dropped. A
   // restart (continue token expired) starts again with a page whose `first`
   // is set. Returns the first error, `on_page`'s included; Ok once the last
   // page was handled. `on_page` runs on the calling thread.

@@ -569,12 +569,12 @@ std::vector<ListEachCase> ListEachCases() {
        {"first|10|c1|" + p1, "first|20|c9|" + r1, "next|10||" + p2},
        StatusCode::kOk,
        4},
-      {"the handler's error ends the list",
+      {"the handler's error ends the list (the next page was asked for already)",
        {{200, p1}, {200, p2}},
        0,
        {"first|10|c1|" + p1},
        StatusCode::kInternal,
-       1},
+       2},
       {"an error answer ends the list",
        {{200, p1}, {403, forbidden}},
        -1,
@@ -607,6 +607,35 @@ TEST_F(ClientTest, ListEachHandsOverEachPageAsItArrives) {
     std::lock_guard<std::mutex> lock(mu_);
     replies_.clear();  // what a case did not ask for
   }
+}
+
+// The API server encodes the next page while the handler decodes this one:
+// the next request is out before the handler returns, so a restart's list of
+// 50 000 pods takes the longer of the two sides, not their sum.
+TEST_F(ClientTest, ListEachAsksForTheNextPageWhileTheHandlerHoldsThisOne) {
+  Push({200, R"({"metadata":{"resourceVersion":"10","continue":"c1"},"items":[1]})"});
+  Push({200, R"({"metadata":{"resourceVersion":"10","continue":"c2"},"items":[2]})"});
+  Push({200, R"({"metadata":{"resourceVersion":"10"},"items":[3]})"});
+  auto client = MakeClient();
+  std::vector<size_t> requests_seen_in_handler;
+  Status listed =
+      client->ListEach(ResourceRef::Core("pods"), ListOptions{.limit = 1}, [&](ListPage page) {
+        const size_t want = requests_seen_in_handler.size() + 2;  // this page's and the next's
+        const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+        while (!page.meta.continue_token.empty() && log_.size() < want &&
+               std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(milliseconds(1));
+        }
+        requests_seen_in_handler.push_back(log_.size());
+        return Status::Ok();
+      });
+  ASSERT_TRUE(listed.ok()) << listed;
+  // The last page has no next one to ask for.
+  EXPECT_THAT(requests_seen_in_handler, ElementsAre(2, 3, 3));
+  std::vector<RecordedRequest> requests = log_.Snapshot();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].Param("continue"), "c1");
+  EXPECT_EQ(requests[2].Param("continue"), "c2");
 }
 
 // A watch holds its own connection: other calls proceed while it streams,

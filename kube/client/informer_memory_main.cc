@@ -313,8 +313,8 @@ int main(int argc, char** argv) {
   using namespace muster::kube;
   const Flags flags = Parse(argc, argv);
   if (flags.extender_malloc) {
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    mallopt(M_MMAP_THRESHOLD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 4 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
   }
   if (flags.kind == "nodes") {
     return Run<muster::Node>(flags, kNodeTemplate, ResourceRef::Core("nodes"), &DecodeNode,
