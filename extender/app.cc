@@ -279,18 +279,8 @@ int ServeUntilSignal(const MainLoop& loop) {
 // kube/client/informer_memory_main.cc), and a handler's old or
 // relist-deleted object is a stub holding only its key, uid and
 // resourceVersion - all the handlers above read of it.
-//
-// Pages of 2000 objects: a restart lists every pod, and each page costs
-// kube-apiserver more than its objects. On a quiet 1.37 cluster it served
-// the pages after the first (those with a continue token) from etcd, not
-// from its watch cache (apiserver_storage_list_total{storage="etcd"}).
-// 50 000 kwok pods read whole took 3.9-4.5 s in pages of 500, 2.6-2.8 s in
-// pages of 2000 and 2.5-2.9 s in pages of 5000 (3 rounds each); a page of
-// 2000 is ~7 MB of JSON.
-constexpr int64_t kListPageSize = 2000;
 kube::InformerOptions MetadataOnly(bool optional_collection = false) {
-  return kube::InformerOptions{.page_size = kListPageSize,
-                               .cache_mode = kube::CacheMode::kMetadataOnly,
+  return kube::InformerOptions{.cache_mode = kube::CacheMode::kMetadataOnly,
                                .optional_collection = optional_collection};
 }
 struct Watches {

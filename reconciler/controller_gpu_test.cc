@@ -315,7 +315,7 @@ INSTANTIATE_TEST_SUITE_P(
             R"(nodes is forbidden: User "system:serviceaccount:volcano-system:muster-reconciler" )"
             R"(cannot list resource "nodes" in API group "" at the cluster scope)",
             "Warning WaitingForNodes: waits to check its GPU memory against the cluster's nodes, "
-            "not listed after 10 s: listing nodes failed: GET /api/v1/nodes?limit=500: HTTP 403 "
+            "not listed after 10 s: listing nodes failed: GET /api/v1/nodes?limit=2000: HTTP 403 "
             R"(Forbidden: nodes is forbidden: User "system:serviceaccount:volcano-system:)"
             R"(muster-reconciler" cannot list resource "nodes" in API group "" at the cluster )"
             "scope (the reconciler's ClusterRole needs list and watch on nodes)"},
@@ -323,7 +323,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "the server is currently unable to handle the request",
                      "Warning WaitingForNodes: waits to check its GPU memory against the "
                      "cluster's nodes, not listed after 10 s: listing nodes failed: GET "
-                     "/api/v1/nodes?limit=500: HTTP 503 ServiceUnavailable: the server is "
+                     "/api/v1/nodes?limit=2000: HTTP 503 ServiceUnavailable: the server is "
                      "currently unable to handle the request"}),
     [](const ::testing::TestParamInfo<NodesRefusal>& info) { return info.param.name; });
 

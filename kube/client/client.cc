@@ -17,7 +17,6 @@ namespace muster::kube {
 namespace {
 
 constexpr int kMaxListRestarts = 3;
-constexpr int64_t kDefaultPageSize = 500;
 constexpr size_t kMaxErrorBody = 64 * 1024;
 
 bool Is2xx(int status) { return status >= 200 && status < 300; }
@@ -256,7 +255,7 @@ StatusOr<std::vector<std::string>> Client::ListAll(const ResourceRef& ref, ListO
 
 Status Client::ListEach(const ResourceRef& ref, ListOptions options, const ListPageHandler& on_page,
                         CancelToken* cancel) {
-  if (options.limit <= 0) options.limit = kDefaultPageSize;
+  if (options.limit <= 0) options.limit = kDefaultListPageSize;
   const std::string first_resource_version = options.resource_version;
   PageReader reader([this, &ref, cancel](const ListOptions& page_options) {
     return List(ref, page_options, cancel);

@@ -104,6 +104,15 @@ struct ListMeta {
 // metadata (the items are not parsed). InvalidArgument for malformed JSON.
 StatusOr<ListMeta> ReadListMeta(std::string_view list_json);
 
+// Objects per list page when a caller names none. Pages of 2000, not 500: a
+// list's pages after the first (those with a continue token) cost
+// kube-apiserver more than their objects - on a quiet 1.37 cluster it served
+// them from etcd, not from its watch cache
+// (apiserver_storage_list_total{storage="etcd"}) - and 50 000 kwok pods read
+// whole took 3.9-4.5 s in pages of 500, 2.6-2.8 s in pages of 2000, 2.5-2.9 s
+// in pages of 5000 (3 rounds each). A page of 2000 pods is ~7 MB of JSON.
+inline constexpr int64_t kDefaultListPageSize = 2000;
+
 // One page of a list as Client::ListEach hands it over.
 struct ListPage {
   std::string json;  // the answer: {"metadata":{...},"items":[...]}
@@ -131,7 +140,7 @@ class Client {
   StatusOr<std::string> List(const ResourceRef& ref, const ListOptions& options = {},
                              CancelToken* cancel = nullptr);
 
-  // Every page, following metadata.continue (limit defaults to 500). When a
+  // Every page, following metadata.continue (limit defaults to kDefaultListPageSize). When a
   // continue token expires (410 Gone) the list restarts from the first page,
   // at most 3 times. All pages share the first page's resourceVersion.
   // Holds the whole collection's JSON at once: for a large collection, use

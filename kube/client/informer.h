@@ -82,7 +82,7 @@ struct InformerOptions {
   std::string field_selector;
   // Objects per list page: fewer round trips against a larger page (its
   // JSON and its decoded objects) held while it is applied.
-  int64_t page_size = 500;
+  int64_t page_size = kDefaultListPageSize;
   CacheMode cache_mode = CacheMode::kFull;
   // Each watch asks the server to end it after a random time in [t, 2t), as
   // client-go does, so many informers do not reconnect in lockstep.
