@@ -64,7 +64,7 @@ inline constexpr char kReasonMaybeSent[] = "TransportMaybeSent";
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", "PATCH", "DELETE"
-  std::string target;  // path and query, already percent-encoded: "/api/v1/nodes?limit=500"
+  std::string target;  // path and query, already percent-encoded: "/api/v1/nodes?limit=2000"
   std::string body;
   std::string content_type;                                  // "" when there is no body
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
