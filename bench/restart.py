@@ -139,10 +139,16 @@ def bound_pods(node_names, per_node, gpu_per_node):
 
 
 def wait_for(what, predicate, timeout, every=0.5):
+    """Polls `predicate` until it holds or `timeout` s pass. A poll that
+    times out counts as "not yet": while 5000 Jobs make their pods, one list
+    of their namespace took longer than the client's 30 s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return True
+        try:
+            if predicate():
+                return True
+        except TimeoutError as e:
+            log(f"waiting for {what}: a poll timed out ({e}); polling again")
         time.sleep(every)
     log(f"timed out after {timeout} s waiting for {what}")
     return False
