@@ -16,9 +16,9 @@
 //    It leaves out cpp-httplib's own work (reading the request, writing the
 //    reply, and compressing it: see gzip below). It does include the page
 //    faults of memory glibc's per-thread arenas handed back to the kernel
-//    after the previous request (compare the extender's own thresholds,
-//    extender/app.cc KeepRequestMemory: GLIBC_TUNABLES=
-//    glibc.malloc.trim_threshold=4194304:glibc.malloc.mmap_threshold=4194304).
+//    after the previous request (compare the servers' own settings,
+//    base/server_malloc.h: GLIBC_TUNABLES=glibc.malloc.trim_threshold=
+//    4194304:glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2).
 //  - rtt_p50_us, rtt_p99_us: the round trip the client observes: the above
 //    plus both ends' HTTP work (the client's too: a Go client would spend
 //    its own time) and the loopback. An upper bound on the server's share.

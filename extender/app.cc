@@ -1,6 +1,5 @@
 #include "extender/app.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -13,6 +12,7 @@
 #include <utility>
 
 #include "base/ops_server.h"
+#include "base/server_malloc.h"
 #include "base/signals.h"
 #include "extender/cluster_cache.h"
 #include "extender/gang_controller.h"
@@ -445,21 +445,6 @@ int Serve(const ExtenderFlags& flags, const base::SignalWaiter& signals) {
   return code;
 }
 
-// glibc gives a worker's freed arena memory back to the kernel after each
-// large request, and the next one page-faults it all in again: for a
-// 5000-node filter that doubled the handler time (bench/extender_http_bench).
-// Fixed thresholds keep the (bounded) working set of the workers mapped.
-// 4 MiB, not more: a worker's 5000-node request stays far below it (filter
-// and prioritize handler p50/p99 the same as with 256 / 16 MiB, 3 alternating
-// runs), while a restart's list pages (~7 MB each) are mapped on their own
-// and the freed tops of the list threads' arenas go back; with 256 / 16 MiB
-// they stayed, and the extender held 150-165 MiB after a 50 000-pod restart
-// instead of 102 (bench/restart.sh).
-void KeepRequestMemory() {
-  mallopt(M_TRIM_THRESHOLD, 4 << 20);
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
-}
-
 }  // namespace
 
 int RunExtender(const std::vector<std::string>& args) {
@@ -473,7 +458,7 @@ int RunExtender(const std::vector<std::string>& args) {
     std::fputs(ExtenderUsage().c_str(), stdout);
     return 0;
   }
-  KeepRequestMemory();
+  base::ConfigureServerMalloc();
   // Blocked before any thread starts, so every thread inherits the mask and
   // only the wait in this thread receives them.
   const base::SignalWaiter signals;

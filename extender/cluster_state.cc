@@ -300,7 +300,8 @@ void ClusterState::IndexGangPod(const Pod& pod, const std::string& old_group) {
   ++gang_generation_;
   if (group.empty()) return;
   GangMembers& gang = gang_pods_[group];
-  gang.pods[pod.meta.uid] = std::make_shared<const Pod>(pod);
+  gang.pods[pod.meta.uid] = std::make_shared<const Pod>(
+      Pod{.meta = pod.meta, .spec = pod.spec, .status = {.phase = pod.status.phase}});
   gang.version = gang_generation_;
 }
 

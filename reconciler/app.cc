@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/ops_server.h"
+#include "base/server_malloc.h"
 #include "base/signals.h"
 #include "kube/client/informer.h"
 #include "kube/client/kubeconfig.h"
@@ -288,6 +289,7 @@ int RunReconciler(const std::vector<std::string>& args) {
     std::fputs(ReconcilerUsage().c_str(), stdout);
     return 0;
   }
+  base::ConfigureServerMalloc();
   // Blocked before any thread starts, so every thread inherits the mask and
   // only the wait in this thread receives them.
   const base::SignalWaiter signals;

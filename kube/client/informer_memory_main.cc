@@ -25,6 +25,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/server_malloc.h"
 #include "kube/client/client.h"
 #include "kube/client/http_transport.h"
 #include "kube/client/informer.h"
@@ -228,9 +229,9 @@ int64_t PeakRss() {  // VmHWM
 struct Flags {
   int64_t objects = 50000;
   int64_t page = 500;
-  std::string kind = "pods";    // or "nodes"
-  std::string mode = "full";    // or "metadata"
-  bool extender_malloc = true;  // extender/app.cc KeepRequestMemory's mallopt
+  std::string kind = "pods";  // or "nodes"
+  std::string mode = "full";  // or "metadata"
+  bool server_malloc = true;  // base::ConfigureServerMalloc, as the servers run
 };
 
 Flags Parse(int argc, char** argv) {
@@ -241,7 +242,7 @@ Flags Parse(int argc, char** argv) {
     if (key == "--page") f.page = std::atoll(value.c_str());
     if (key == "--kind") f.kind = value;
     if (key == "--mode") f.mode = value;
-    if (key == "--extender-malloc") f.extender_malloc = value != "0";
+    if (key == "--server-malloc") f.server_malloc = value != "0";
   }
   return f;
 }
@@ -312,10 +313,7 @@ int Run(const Flags& flags, std::string_view tmpl, ResourceRef ref,
 int main(int argc, char** argv) {
   using namespace muster::kube;
   const Flags flags = Parse(argc, argv);
-  if (flags.extender_malloc) {
-    mallopt(M_TRIM_THRESHOLD, 4 << 20);
-    mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  }
+  if (flags.server_malloc) muster::base::ConfigureServerMalloc();
   if (flags.kind == "nodes") {
     return Run<muster::Node>(flags, kNodeTemplate, ResourceRef::Core("nodes"), &DecodeNode,
                              &DecodeNodeList);
