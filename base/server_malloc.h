@@ -11,13 +11,15 @@
 
 namespace muster::base {
 
-// Trim and mmap thresholds. A request's working set stays below it and
-// mapped (glibc otherwise hands a worker's freed memory back after each large
-// request and the next one page-faults it in again: that doubled a
-// 5000-node filter's handler time, bench/extender_http_bench), while a list
-// page (~7 MB at 2000 pods) is mapped on its own and unmapped when freed.
-// With 256 / 16 MiB instead, the extender held 148-165 MiB after a
-// 50 000-pod restart instead of 102 (bench/restart.sh).
+// Trim and mmap thresholds. Without fixed ones glibc hands a worker's freed
+// memory back to the kernel after each large request, and the next request
+// page-faults it all in again: that doubled a 5000-node filter's handler
+// time (bench/extender_http_bench). 4 MiB, not more: a 5000-node request's
+// working set stays below it, so it stays mapped (handler p50/p99 the same as
+// with 256 / 16 MiB, 3 alternating runs), while a list page (~7 MB at 2000
+// pods) is mapped on its own and unmapped when freed; with 256 / 16 MiB the
+// extender held 148-165 MiB after a 50 000-pod restart instead of 102
+// (bench/restart.sh).
 inline constexpr int kServerMallocThresholdBytes = 4 << 20;
 
 // glibc gives each thread that meets a locked arena an arena of its own, up
@@ -26,11 +28,13 @@ inline constexpr int kServerMallocThresholdBytes = 4 << 20;
 // threads (an informer and its page reader, kube/client/client.h), so a
 // restart left a dozen arenas, each holding its high-water mark. Measured
 // with bench/restart.sh's cluster (5000 nodes, 55 000 pods, 5000 Jobs), 6
-// kill -9 restarts per side, alternating: the reconciler held 205 MiB with
-// unbounded arenas, 150 with the thresholds above, 113 with 2 arenas as
-// well (ready in 1.59 s against 1.68); the extender 209 -> 175 MiB. Two:
-// kube-scheduler sends one filter or prioritize at a time, so the request
-// handlers rarely contend for malloc with more than the watch threads.
+// kill -9 restarts per side, alternating, RSS 3 s after ready: the
+// reconciler held 205-208 MiB with unbounded arenas, 150 with the thresholds
+// above, 108-113 with 2 arenas as well; the extender 207-209 -> 175 MiB.
+// Ready times did not move beyond the noise (reconciler medians 1.55-2.34 s
+// either way). Two: kube-scheduler sends one filter or prioritize at a time,
+// so the request handlers rarely contend for malloc with more than the watch
+// threads (measured on 2 cores only).
 inline constexpr int kServerMallocArenas = 2;
 
 // Applies both settings to this process (mallopt).
