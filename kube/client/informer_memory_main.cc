@@ -228,10 +228,10 @@ int64_t PeakRss() {  // VmHWM
 
 struct Flags {
   int64_t objects = 50000;
-  int64_t page = 500;
-  std::string kind = "pods";  // or "nodes"
-  std::string mode = "full";  // or "metadata"
-  bool server_malloc = true;  // base::ConfigureServerMalloc, as the servers run
+  int64_t page = kDefaultListPageSize;  // as the informers list
+  std::string kind = "pods";            // or "nodes"
+  std::string mode = "full";            // or "metadata"
+  bool server_malloc = true;            // base::ConfigureServerMalloc, as the servers run
 };
 
 Flags Parse(int argc, char** argv) {
