@@ -65,6 +65,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -206,7 +207,7 @@ class ClusterSnapshot {
   // filter or prioritize (pipelined with prefetches, NodeIndex::FindEach).
   // fn should do its reads of the NodeInfo right there, while it is cached.
   template <typename Fn>
-  void FindEach(const std::vector<std::string>& names, Fn&& fn) const {
+  void FindEach(std::span<const std::string_view> names, Fn&& fn) const {
     if (index_ == nullptr) {
       for (size_t i = 0; i < names.size(); ++i) fn(i, static_cast<const NodeInfo*>(nullptr));
       return;

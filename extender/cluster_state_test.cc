@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/testing/builders.h"
@@ -509,7 +510,8 @@ TEST(ClusterStateTest, RandomEventsKeepAccountingExact) {
 std::vector<const NodeInfo*> FindAll(const ClusterSnapshot& snapshot,
                                      const std::vector<std::string>& names) {
   std::vector<const NodeInfo*> nodes(names.size(), nullptr);
-  snapshot.FindEach(names, [&nodes](size_t i, const NodeInfo* node) { nodes[i] = node; });
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  snapshot.FindEach(views, [&nodes](size_t i, const NodeInfo* node) { nodes[i] = node; });
   return nodes;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,7 +59,7 @@ class NodeIndex {
   // this header needs only its declaration): it has `name` and
   // PrefetchHotFields().
   template <typename Info, typename Fn>
-  void FindEach(const std::vector<std::string>& names,
+  void FindEach(std::span<const std::string_view> names,
                 const std::vector<std::shared_ptr<const Info>>& slots, Fn&& fn) const;
   // REQUIRES: no slot named `name` in the index; slots[slot]->name == name.
   void Insert(std::string_view name, uint32_t slot);
@@ -90,7 +91,7 @@ class NodeIndex {
 };
 
 template <typename Info, typename Fn>
-void NodeIndex::FindEach(const std::vector<std::string>& names,
+void NodeIndex::FindEach(std::span<const std::string_view> names,
                          const std::vector<std::shared_ptr<const Info>>& slots, Fn&& fn) const {
   const size_t n = names.size();
   if (table_.empty()) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/cluster_state.h"
@@ -49,7 +50,8 @@ TEST(NodeIndexTest, FindsWhatWasInsertedAndNotWhatWasErased) {
     EXPECT_EQ(index.Find("not-a-node", slots), NodeIndex::kNone);
     // The pipelined lookup of many names answers as Find() does, in order.
     std::vector<size_t> visited;
-    index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
+    const std::vector<std::string_view> views(names.begin(), names.end());
+    index.FindEach(views, slots, [&](size_t i, const NodeInfo* node) {
       visited.push_back(i);
       const uint32_t slot = index.Find(names[i], slots);
       EXPECT_EQ(node, slot == NodeIndex::kNone ? nullptr : slots[slot].get()) << names[i];
@@ -62,7 +64,7 @@ TEST(NodeIndexTest, FindsWhatWasInsertedAndNotWhatWasErased) {
 TEST(NodeIndexTest, FindEachOnAnEmptyIndexFindsNothing) {
   const NodeSlots slots;
   const NodeIndex index;
-  const std::vector<std::string> names = {"a", "", "b"};
+  const std::vector<std::string_view> names = {"a", "", "b"};
   size_t calls = 0;
   index.FindEach(names, slots, [&](size_t i, const NodeInfo* node) {
     EXPECT_EQ(i, calls++);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "extender/queue_step.h"
+#include "kube/codec/extender_args_view.h"
 
 namespace muster::extender {
 
@@ -30,7 +31,7 @@ std::string_view ReplyOutcomeName(ReplyOutcome outcome) {
 }
 
 StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body) {
-  StatusOr<kube::ExtenderArgs> args = kube::DecodeExtenderArgs(body);
+  StatusOr<kube::ExtenderArgsView> args = kube::DecodeExtenderArgsView(body);
   if (!args.ok()) return args.status();
   ExtenderRequest request{.pod = std::move(args->pod)};
   Candidates& candidates = request.candidates;
@@ -40,6 +41,7 @@ StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body) {
   if (args->node_names.has_value()) {
     candidates.cache_mode = true;
     candidates.names = std::move(*args->node_names);
+    candidates.decoded_names = std::move(args->decoded_names);
   } else if (args->nodes.has_value()) {
     candidates.cache_mode = false;
     candidates.nodes = std::move(*args->nodes);

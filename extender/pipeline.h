@@ -213,16 +213,28 @@ struct GateVerdict {
 // ---------------------------------------------------------------------------
 // Steps shared by filter and prioritize (pipeline.cc).
 
-// The nodes kube-scheduler asks about, in the order it sent them.
+// The nodes kube-scheduler asks about, in the order it sent them. Move-only:
+// `names` views the request body, or `nodes` and `decoded_names` below,
+// whose strings a move keeps in place and a copy would not.
 struct Candidates {
-  bool cache_mode = true;          // NodeNames was sent (nodeCacheCapable)
-  std::vector<std::string> names;  // both modes
+  bool cache_mode = true;  // NodeNames was sent (nodeCacheCapable)
+  // Both modes. Views, not copies: 5000 names are nearly all of a request
+  // (kube/codec/extender_args_view.h).
+  std::vector<std::string_view> names;
   // No name needs escaping in JSON (kube::PlainJsonStrings of the request),
   // so the reply writes them unchecked: a check per name costs more than
   // the rest of writing them.
   bool plain_names = false;
   // Non-cache mode: the Node items, parallel to `names`, echoed verbatim.
   std::vector<kube::NodeWithRaw> nodes;
+  // Cache mode, names the body could not lend (escaped ones): decoded here.
+  std::vector<std::string> decoded_names;
+
+  Candidates() = default;
+  Candidates(Candidates&&) = default;
+  Candidates& operator=(Candidates&&) = default;
+  Candidates(const Candidates&) = delete;
+  Candidates& operator=(const Candidates&) = delete;
 };
 
 struct ExtenderRequest {
@@ -232,7 +244,8 @@ struct ExtenderRequest {
 
 // decode: ExtenderArgs -> pod + candidates. InvalidArgument naming the JSON
 // path when the body does not decode, or when it carries neither Nodes nor
-// NodeNames (kube-scheduler always sends exactly one).
+// NodeNames (kube-scheduler always sends exactly one). REQUIRES: `body`
+// outlives the result (the candidates' names may view it).
 StatusOr<ExtenderRequest> DecodeExtenderRequest(std::string_view body);
 
 // What a pod asks of a node in the resources muster manages, and where it

@@ -65,7 +65,9 @@ TEST(PipelineTest, DecodeExtenderRequestTakesTheCandidatesInOrder) {
     StatusOr<ExtenderRequest> request = DecodeExtenderRequest(c.body);
     ASSERT_TRUE(request.ok()) << request.status();
     EXPECT_EQ(request->candidates.cache_mode, c.cache_mode);
-    EXPECT_EQ(request->candidates.names, c.names);
+    EXPECT_EQ(std::vector<std::string>(request->candidates.names.begin(),
+                                       request->candidates.names.end()),
+              c.names);
     EXPECT_EQ(request->candidates.nodes.size(), c.cache_mode ? 0u : c.names.size());
     EXPECT_EQ(request->candidates.plain_names, c.plain_names);
   }

@@ -147,9 +147,9 @@ struct FilterReplyView {
   // The caller vouches that no candidate name needs escaping in JSON, so
   // none is checked (see PlainJsonStrings).
   bool plain_names = false;
-  std::span<const std::string> names;  // the candidates, in order
-  std::span<const NodeWithRaw> nodes;  // !cache_mode: their Node items (raw_json echoed)
-  std::span<const Verdict> verdicts;   // the distinct verdicts
+  std::span<const std::string_view> names;  // the candidates, in order
+  std::span<const NodeWithRaw> nodes;       // !cache_mode: their Node items (raw_json echoed)
+  std::span<const Verdict> verdicts;        // the distinct verdicts
   // Per candidate, its index in `verdicts`. REQUIRES: each < verdicts.size().
   std::span<const uint32_t> verdict_of;
 };
@@ -163,7 +163,7 @@ std::string EncodeHostPriorityList(const HostPriorityList& list);
 // scores (parallel; valid during the call) rather than a HostPriorityList
 // of copies. Encodes exactly as EncodeHostPriorityList the equivalent list.
 struct PriorityReplyView {
-  std::span<const std::string> hosts;
+  std::span<const std::string_view> hosts;
   std::span<const int64_t> scores;  // scores[i] for hosts[i]
   // The caller vouches that no host needs escaping in JSON, so none is
   // checked (see PlainJsonStrings).

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kube/codec/core_codec.h"
@@ -646,7 +648,7 @@ struct ReplyFixture {
   }
   // A candidate with the verdict of index `verdict`.
   void AddSharing(std::string name, size_t verdict, NodeWithRaw node = {}) {
-    names.push_back(std::move(name));
+    names.push_back(name_storage.emplace_back(std::move(name)));
     nodes.push_back(std::move(node));
     verdict_of.push_back(static_cast<uint32_t>(verdict));
   }
@@ -659,7 +661,8 @@ struct ReplyFixture {
             .verdict_of = verdict_of};
   }
 
-  std::vector<std::string> names;
+  std::deque<std::string> name_storage;  // stays in place as it grows
+  std::vector<std::string_view> names;
   std::vector<NodeWithRaw> nodes;
   std::vector<FilterReplyView::Verdict> verdicts;
   std::vector<uint32_t> verdict_of;
@@ -803,9 +806,10 @@ TEST(ExtenderTypesTest, PriorityReplyViewEncodesLikeTheList) {
     SCOPED_TRACE(c.name);
     HostPriorityList list;
     for (size_t i = 0; i < c.hosts.size(); ++i) list.push_back({c.hosts[i], c.scores[i]});
-    EXPECT_EQ(EncodePriorityReplyView(
-                  {.hosts = c.hosts, .scores = c.scores, .plain_hosts = c.plain_hosts}),
-              EncodeHostPriorityList(list));
+    const std::vector<std::string_view> hosts(c.hosts.begin(), c.hosts.end());
+    EXPECT_EQ(
+        EncodePriorityReplyView({.hosts = hosts, .scores = c.scores, .plain_hosts = c.plain_hosts}),
+        EncodeHostPriorityList(list));
   }
 }
 
