@@ -250,8 +250,6 @@ std::string NamesOnlyRequest(int nodes, std::string_view gpu_fraction) {
 ClusterFixture::ClusterFixture(int nodes, bool gpu_topology, bool shared_gpus)
     : nodes(nodes), body(NamesOnlyRequest(nodes)), share_body(NamesOnlyRequest(nodes, "0.5")) {
   FillCache(cache, nodes, kPodsPerNode, gpu_topology, shared_gpus);
-  if (getenv("COMPACT"))
-    for (int i = 0; i < nodes; ++i) cache.UpsertNode(MakeNode(i, shared_gpus));
   // The queues read (see the header): what the gang controller's first pass
   // publishes for an unlimited "default" queue.
   cache.Exclusive([&](ClusterState& state) {

@@ -170,18 +170,20 @@ void ClusterState::ChangeNode(uint32_t slot, Fn&& change) {
   // Copy-on-write: snapshots keep the NodeInfo they saw.
   std::shared_ptr<NodeInfo> info = NewNodeInfo(*slots[slot]);
   change(*info);
-  RefreshIndexed(*info);
+  RefreshDerived(*info);
   slots[slot] = std::move(info);
   ++generation_;
   FreeSlotIfEmpty(slot);
 }
 
-void ClusterState::RefreshIndexed(NodeInfo& info) const {
+void ClusterState::RefreshDerived(NodeInfo& info) const {
   const std::vector<std::string>& names = *indexed_resources_;
   for (size_t i = 0; i < names.size(); ++i) {
     info.indexed_allocatable[i] = info.allocatable.Get(names[i]);
     info.indexed_allocated[i] = info.allocated.Get(names[i]);
   }
+  info.gpu_unheld = info.gpus != nullptr ? FreeGpus(*info.gpus, info.gpu_holds, {}) : 0;
+  info.gpu_layout = info.gpus != nullptr ? info.gpus->layout.get() : nullptr;
 }
 
 void ClusterState::FreeSlotIfEmpty(uint32_t slot) {
@@ -463,10 +465,11 @@ Status ClusterState::CheckAccounting() const {
     ++entries;
     const Expected e = expected.count(slot->name) ? expected[slot->name] : Expected{};
     NodeInfo refreshed = *slot;
-    RefreshIndexed(refreshed);
+    RefreshDerived(refreshed);
     if (refreshed.indexed_allocatable != slot->indexed_allocatable ||
-        refreshed.indexed_allocated != slot->indexed_allocated) {
-      return InternalError("node " + slot->name + ": indexed amounts out of step");
+        refreshed.indexed_allocated != slot->indexed_allocated ||
+        refreshed.gpu_unheld != slot->gpu_unheld || refreshed.gpu_layout != slot->gpu_layout) {
+      return InternalError("node " + slot->name + ": indexed amounts or GPU summary out of step");
     }
     int32_t shares = 0;
     for (const GpuCardUse& use : slot->gpu_holds.uses) shares += use.sharers;

@@ -88,10 +88,10 @@ namespace muster::extender {
 // How many resources ClusterStateOptions::indexed_resources may name.
 inline constexpr size_t kMaxIndexedResources = 4;
 
-// One node name's view in the cache. The fields a lookup and a fit read for
-// every candidate (name, node, indexed_*, gpu_shares) come first, together: 116 bytes,
-// two cache lines at a cache-line-aligned address, that
-// ClusterSnapshot::FindEach prefetches.
+// One node name's view in the cache. The fields a lookup, a fit and a GPU
+// score read for every candidate (name, node, indexed_*, gpu_shares,
+// gpu_unheld, gpu_layout) come first, together: 128 bytes, two cache lines
+// at a cache-line-aligned address, that ClusterSnapshot::FindEach prefetches.
 struct alignas(64) NodeInfo {
   std::string name;
   // The Node as last seen; null while pods name a node the cache has no Node
@@ -107,6 +107,15 @@ struct alignas(64) NodeInfo {
   // a whole-GPU pod's fit must look at single GPUs, read for every
   // candidate, so here among the hot fields.
   int32_t gpu_shares = 0;
+  // What a GPU pod's score reads of the node's GPUs, kept in step with `gpus`
+  // and `gpu_holds` below (ClusterState refreshes both on every change of
+  // the node): the healthy GPUs no pod holds (FreeGpus without credit), and
+  // the layout that picks among them (gpus->layout, owned by `gpus`; null:
+  // topology unknown). Here among the hot fields, so prioritize scores GPU
+  // sets from the lines FindEach fetched: reading gpu_holds (three lines)
+  // and the NodeGpus record (two more) node after node waited on memory.
+  GpuMask gpu_unheld = 0;
+  const TopologyGpuLayout* gpu_layout = nullptr;
   // node->allocatable, kept here too (empty when !known()): a fit reads it
   // for every candidate, and one pointer less per node counts at 5000 nodes.
   Resources allocatable;
@@ -121,20 +130,14 @@ struct alignas(64) NodeInfo {
   GpuHolds gpu_holds;
 
   bool known() const { return node != nullptr; }
-  // Asks for the fields every candidate's lookup and fit read, which the
-  // layout keeps together from `name` to the end of gpu_shares: two cache
-  // lines (NodeInfo is cache-line aligned). NodeIndex::FindEach calls it.
+  // Asks for the fields every candidate's lookup, fit and GPU score read,
+  // which the layout keeps together from `name` to the end of gpu_layout:
+  // two cache lines (NodeInfo is cache-line aligned). NodeIndex::FindEach
+  // calls it.
   void PrefetchHotFields() const {
     static_assert(alignof(NodeInfo) >= 64);
     internal::PrefetchLine(&name);
-    internal::PrefetchLine(reinterpret_cast<const char*>(&gpu_shares + 1) - 1);
-  }
-  // Asks for what a GPU pod's score reads after the lookup (ScoreGpuNodes):
-  // `gpus` and `gpu_holds`, which the layout keeps together at its end.
-  void PrefetchGpuFields() const {
-    const char* from = reinterpret_cast<const char*>(&gpus);
-    const char* end = reinterpret_cast<const char*>(&gpu_holds + 1);
-    for (const char* line = from; line < end; line += 64) internal::PrefetchLine(line);
+    internal::PrefetchLine(reinterpret_cast<const char*>(&gpu_layout + 1) - 1);
   }
   const NodeGpus& Gpus() const {
     static const NodeGpus kNone;
@@ -400,7 +403,9 @@ class ClusterState {
   template <typename Fn>
   void ChangeNode(uint32_t slot, Fn&& change);
   void FreeSlotIfEmpty(uint32_t slot);
-  void RefreshIndexed(NodeInfo& info) const;
+  // Sets the fields kept in step with others (indexed_*, gpu_unheld,
+  // gpu_layout) from them.
+  void RefreshDerived(NodeInfo& info) const;
   // Adds (sign +1) or removes (sign -1) a contribution on `node`.
   void Account(std::string_view node, const Resources& resources, int sign, bool assumed,
                const GpuHolding& gpus);

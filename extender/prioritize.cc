@@ -51,31 +51,22 @@ struct GpuFitKeyHash {
 using GpuFitMemo =
     std::unordered_map<std::pair<const gang::GpuLayout*, GpuMask>, GpuFit, GpuFitKeyHash>;
 
+// Reads the node's hot fields only (NodeInfo::gpu_unheld, gpu_layout), but
+// where the pod holds GPUs itself (a retried bind's), which are free to it.
 GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo& memo) {
-  if (node == nullptr || !node->known() || node->Gpus().layout == nullptr) return {};
+  if (node == nullptr || !node->known() || node->gpu_layout == nullptr) return {};
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
-  const GpuMask free = FreeGpus(node->Gpus(), node->gpu_holds, demand.GpuCredit(node->name));
-  const auto [it, inserted] = memo.try_emplace({node->Gpus().layout.get(), free});
+  const GpuHolding own = demand.GpuCredit(node->name);
+  const GpuMask free =
+      own.empty() ? node->gpu_unheld : FreeGpus(node->Gpus(), node->gpu_holds, own);
+  const auto [it, inserted] = memo.try_emplace({node->gpu_layout, free});
   if (!inserted) return it->second;
-  if (const std::optional<gang::GpuPick> pick = node->Gpus().layout->Pick(free, k)) {
+  if (const std::optional<gang::GpuPick> pick = node->gpu_layout->Pick(free, k)) {
     it->second =
         GpuFit{.link = pick->link, .free_after = std::popcount(free) - k, .stranded = pick->damage};
   }
   return it->second;
 }
-
-// FitGpus reads two things of a node beyond the hot fields FindEach fetched
-// (NodeInfo::PrefetchHotFields): its gpus pointer and gpu_holds, further down
-// the NodeInfo (NodeInfo::PrefetchGpuFields), and the fields of the NodeGpus
-// record the pointer names, an allocation of its own. Read node after node,
-// the loop waited on memory for each; asked for ahead, in two steps (the
-// NodeInfo's lines, then the record), the misses of several nodes overlap
-// (with the hashed memo: 368 -> 306 us p50 for 1884 candidates of 5000
-// nodes, docs/topology.md). kGpuPrefetchAhead nodes: the distance of one
-// step. Check the object code when moving these (objdump -d | grep
-// prefetch): GCC 12 at -O2 dropped them from a first form, a local helper
-// class holding the node list.
-constexpr size_t kGpuPrefetchAhead = 8;
 
 }  // namespace
 
@@ -88,17 +79,6 @@ std::vector<int64_t> ScoreGpuNodes(const PodDemand& demand,
   GpuFitMemo memo;
   int best = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (i + 2 * kGpuPrefetchAhead < nodes.size()) {
-      const NodeInfo* later = nodes[i + 2 * kGpuPrefetchAhead];
-      if (later != nullptr) later->PrefetchGpuFields();
-    }
-    if (i + kGpuPrefetchAhead < nodes.size()) {
-      const NodeInfo* next = nodes[i + kGpuPrefetchAhead];
-      if (next != nullptr && next->gpus != nullptr) {
-        internal::PrefetchLine(&next->gpus->layout);
-        internal::PrefetchLine(&next->gpus->healthy);
-      }
-    }
     fits[i] = FitGpus(demand, k, nodes[i], memo);
     best = std::max(best, fits[i].link);
   }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "extender/fuzz/verb_fuzz.h"
 #include "kube/codec/extender_types.h"
@@ -32,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!list.ok()) {
     fuzz::Violation("the reply does not decode: " + list.status().ToString(), input, body);
   }
-  const std::vector<std::string>& sent = request->candidates.names;
+  const std::vector<std::string_view>& sent = request->candidates.names;
   if (list->size() != sent.size()) {
     fuzz::Violation("one HostPriority per name sent", input, body);
   }
@@ -40,9 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < sent.size(); ++i) {
     const kube::HostPriority& p = (*list)[i];
     if (p.host != sent[i]) {
-      fuzz::Violation(
-          "host \"" + p.host + "\" is not the name sent at its place, \"" + sent[i] + "\"", input,
-          body);
+      fuzz::Violation("host \"" + p.host + "\" is not the name sent at its place, \"" +
+                          std::string(sent[i]) + "\"",
+                      input, body);
     }
     if (p.score < kube::kMinExtenderPriority || p.score > kube::kMaxExtenderPriority) {
       fuzz::Violation("score out of [0, 10]", input, body);
