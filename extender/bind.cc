@@ -50,7 +50,7 @@ GpuPick PickGpus(const Resources& request, const NodeInfo& node, const PodDemand
   const int k = GpusRequested(request);
   if (k == 0) return {};
   if (node.Gpus().cards == nullptr) return {.link = "unchosen"};
-  const GpuMask free = FreeGpus(node.Gpus(), node.gpu_holds, own);
+  const GpuMask free = node.UnheldGpus(own);
   if (node.Gpus().index() == nullptr) {
     if (std::popcount(free) < k) return {.link = "unchosen"};
     GpuMask lowest = 0;

@@ -107,13 +107,9 @@ struct alignas(64) NodeInfo {
   // a whole-GPU pod's fit must look at single GPUs, read for every
   // candidate, so here among the hot fields.
   int32_t gpu_shares = 0;
-  // What a GPU pod's score reads of the node's GPUs, kept in step with `gpus`
-  // and `gpu_holds` below (ClusterState refreshes both on every change of
-  // the node): the healthy GPUs no pod holds (FreeGpus without credit), and
-  // the layout that picks among them (gpus->layout, owned by `gpus`; null:
-  // topology unknown). Here among the hot fields, so prioritize scores GPU
-  // sets from the lines FindEach fetched: reading gpu_holds (three lines)
-  // and the NodeGpus record (two more) node after node waited on memory.
+  // Kept in step with `gpus` and `gpu_holds` below on every change: the
+  // healthy GPUs no pod holds, and gpus->layout (null: topology unknown).
+  // Hot, so a GPU score reads no gpu_holds (3 lines) nor NodeGpus (2 more).
   GpuMask gpu_unheld = 0;
   const TopologyGpuLayout* gpu_layout = nullptr;
   // node->allocatable, kept here too (empty when !known()): a fit reads it
@@ -142,6 +138,12 @@ struct alignas(64) NodeInfo {
   const NodeGpus& Gpus() const {
     static const NodeGpus kNone;
     return gpus != nullptr ? *gpus : kNone;
+  }
+  // FreeGpus of this node's GPUs: the healthy ones no pod holds, but for
+  // those `own` holds (a retried bind's reservation, free to its pod). Reads
+  // gpu_unheld, and gpu_holds only for a credit.
+  GpuMask UnheldGpus(const GpuHolding& own = {}) const {
+    return own.empty() ? gpu_unheld : FreeGpus(Gpus(), gpu_holds, own);
   }
   // allocatable - allocated for `resource`; negative when over-committed
   // (pods bound by someone else than muster).

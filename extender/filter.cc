@@ -228,7 +228,7 @@ NodeVerdict GpuFitOnNode(const PodDemand& demand, const NodeInfo& node) {
     return Failed(Verdict::kUnschedulable, kReasonInsufficient, why);
   }
   if (demand.gpu.whole > 0 && node.Gpus().cards != nullptr) {
-    const int idle = std::popcount(FreeGpus(node.Gpus(), node.gpu_holds, own));
+    const int idle = std::popcount(node.UnheldGpus(own));
     if (idle < demand.gpu.whole) {
       return Failed(Verdict::kUnschedulable, kReasonInsufficient,
                     "needs " + std::to_string(demand.gpu.whole) + " whole nvidia.com/gpu (" +

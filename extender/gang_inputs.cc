@@ -173,7 +173,7 @@ void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) 
                                              .free = std::move(free),
                                              .schedulable = schedulable,
                                              .gpu_layout = info.Gpus().layout,
-                                             .free_gpus = FreeGpus(info.Gpus(), info.gpu_holds),
+                                             .free_gpus = info.UnheldGpus(),
                                              .gpu_cards = info.Gpus().cards,
                                              .gpu_uses = info.gpu_holds.uses});
     }

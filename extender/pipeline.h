@@ -227,7 +227,7 @@ struct Candidates {
   bool plain_names = false;
   // Non-cache mode: the Node items, parallel to `names`, echoed verbatim.
   std::vector<kube::NodeWithRaw> nodes;
-  // Cache mode, names the body could not lend (escaped ones): decoded here.
+  // Cache mode, names the body could not lend (an escape, a null): decoded here.
   std::vector<std::string> decoded_names;
 
   Candidates() = default;

@@ -51,14 +51,11 @@ struct GpuFitKeyHash {
 using GpuFitMemo =
     std::unordered_map<std::pair<const gang::GpuLayout*, GpuMask>, GpuFit, GpuFitKeyHash>;
 
-// Reads the node's hot fields only (NodeInfo::gpu_unheld, gpu_layout), but
-// where the pod holds GPUs itself (a retried bind's), which are free to it.
+// Reads the node's hot fields only (NodeInfo::UnheldGpus, gpu_layout).
 GpuFit FitGpus(const PodDemand& demand, int k, const NodeInfo* node, GpuFitMemo& memo) {
   if (node == nullptr || !node->known() || node->gpu_layout == nullptr) return {};
   if (FitVerdictOnNode(demand, node) != Verdict::kFit) return {};
-  const GpuHolding own = demand.GpuCredit(node->name);
-  const GpuMask free =
-      own.empty() ? node->gpu_unheld : FreeGpus(node->Gpus(), node->gpu_holds, own);
+  const GpuMask free = node->UnheldGpus(demand.GpuCredit(node->name));
   const auto [it, inserted] = memo.try_emplace({node->gpu_layout, free});
   if (!inserted) return it->second;
   if (const std::optional<gang::GpuPick> pick = node->gpu_layout->Pick(free, k)) {

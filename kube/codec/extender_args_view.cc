@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "kube/codec/json_text.h"
+
 namespace muster::kube {
 namespace {
 
@@ -19,19 +21,6 @@ size_t SkipSpace(std::string_view json, size_t i) {
   return i;
 }
 
-// Bit 7 of each byte of `word` that is '"', '\\' or below 0x20; exact for
-// the lowest such byte (a flag above it may be false: the subtraction's
-// borrow), which is the only one read.
-uint64_t StopBytes(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101;
-  constexpr uint64_t kHigh = 0x8080808080808080;
-  const uint64_t quote = word ^ (kOnes * '"');
-  const uint64_t backslash = word ^ (kOnes * '\\');
-  const uint64_t zero_or_control = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
-                                   ((word - kOnes * 0x20) & ~word);
-  return zero_or_control & kHigh;
-}
-
 // REQUIRES: json[i] == '"'. Past the closing quote of the string there, or
 // kNone when it holds an escape or a control character (or does not end).
 // Eight bytes at a time: the names are nearly all of a 5000-node request.
@@ -42,7 +31,7 @@ size_t PlainStringEnd(std::string_view json, size_t i) {
        j += sizeof(uint64_t)) {
     uint64_t word;
     std::memcpy(&word, json.data() + j, sizeof(word));
-    if (const uint64_t stop = StopBytes(word); stop != 0) {
+    if (const uint64_t stop = JsonEscapeBytes(word); stop != 0) {
       j += static_cast<size_t>(std::countr_zero(stop)) / 8;
       return json[j] == '"' ? j + 1 : kNone;
     }
@@ -97,17 +86,6 @@ size_t ValueEnd(std::string_view json, size_t i) {
   return kNone;
 }
 
-bool IsNodeNamesKey(std::string_view key) {
-  constexpr std::string_view kKey = "nodenames";
-  if (key.size() != kKey.size()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    char c = key[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != kKey[i]) return false;
-  }
-  return true;
-}
-
 bool IsAscii(std::string_view s) {
   for (const char c : s) {
     if (static_cast<unsigned char>(c) >= 0x80) return false;
@@ -152,7 +130,6 @@ std::optional<PlainNames> ScanNames(std::string_view json, size_t i) {
 // (no names, null, escapes, duplicates): the full decoder takes those.
 std::optional<PlainNames> FindPlainNames(std::string_view json) {
   std::optional<PlainNames> found;
-  bool seen = false;
   size_t i = SkipSpace(json, 0);
   if (i >= json.size() || json[i] != '{') return std::nullopt;
   i = SkipSpace(json, i + 1);
@@ -164,9 +141,9 @@ std::optional<PlainNames> FindPlainNames(std::string_view json) {
     i = SkipSpace(json, key_end);
     if (i >= json.size() || json[i] != ':') return std::nullopt;
     i = SkipSpace(json, i + 1);
-    if (IsNodeNamesKey(key)) {
-      if (seen || i >= json.size() || json[i] != '[') return std::nullopt;
-      seen = true;
+    if (EqualsIgnoreCase(key, "NodeNames")) {
+      // (a second one: the full decoder picks, as Member() does)
+      if (found.has_value() || i >= json.size() || json[i] != '[') return std::nullopt;
       found = ScanNames(json, i);
       if (!found.has_value()) return std::nullopt;
       i = found->end;

@@ -9,6 +9,7 @@
 
 #include "kube/codec/core_codec.h"
 #include "kube/codec/json.h"
+#include "kube/codec/json_text.h"
 
 namespace muster::kube {
 namespace {
@@ -315,14 +316,6 @@ namespace {
 // True when `s` has a byte rapidjson's writer escapes: below 0x20, '"' or
 // '\\'. Checks eight bytes at a time (a reply holds thousands of names).
 bool NeedsEscape(std::string_view s) {
-  constexpr uint64_t kOnes = 0x0101010101010101;
-  constexpr uint64_t kHighs = 0x8080808080808080;
-  // Exact per word: some byte < n (n <= 0x80), some byte == 0.
-  const auto has_less = [](uint64_t v, uint64_t n) { return (v - kOnes * n) & ~v & kHighs; };
-  const auto has_zero = [&](uint64_t v) { return has_less(v, 1); };
-  const auto escapes = [&](uint64_t v) {
-    return has_less(v, 0x20) | has_zero(v ^ (kOnes * '"')) | has_zero(v ^ (kOnes * '\\'));
-  };
   const auto word_at = [&s](size_t i) {
     uint64_t v;
     std::memcpy(&v, s.data() + i, sizeof(v));
@@ -334,10 +327,10 @@ bool NeedsEscape(std::string_view s) {
     return escape;
   }
   uint64_t found = 0;
-  for (size_t i = 0; i + 8 <= s.size(); i += 8) found |= escapes(word_at(i));
+  for (size_t i = 0; i + 8 <= s.size(); i += 8) found |= JsonEscapeBytes(word_at(i));
   // The last (partial) word, read as the last eight bytes: a padded copy
   // would stall on store forwarding.
-  found |= escapes(word_at(s.size() - 8));
+  found |= JsonEscapeBytes(word_at(s.size() - 8));
   return found != 0;
 }
 

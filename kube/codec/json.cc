@@ -6,6 +6,7 @@
 #include <cctype>
 #include <limits>
 
+#include "kube/codec/json_text.h"
 #include "model/quantity.h"
 
 namespace muster::kube {
@@ -15,17 +16,6 @@ bool IsIdentifier(std::string_view key) {
   if (key.empty()) return false;
   for (char c : key) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
-  }
-  return true;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
   }
   return true;
 }
@@ -118,6 +108,17 @@ int NestingDepth(const JsonValue& root) {
 }
 
 }  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
 
 const char* JsonTypeName(const JsonValue& v) {
   switch (v.GetType()) {
