@@ -128,7 +128,7 @@ GangInputs GangController::ReadInputs(Time now) {
     last_generation_ = ChangeCount(state);
     read = ReadGangs(state, built_);
   });
-  return AssembleInputs(std::move(read), built_, memory_.gangs, memory_.evicted, now);
+  return AssembleInputs(std::move(read), memory_.gangs, memory_.evicted, now);
 }
 
 QueueStep GangController::RunQueues(GangInputs& inputs, Time now) {

@@ -65,23 +65,26 @@ gang::Gang GangOf(const PodGroup& group, const ClusterState::GangPods* pods,
                .spec = group.spec,
                .created = group.meta.creation_timestamp,
                .phase = group.status.phase};
+  std::vector<gang::Member> members;
   if (pods != nullptr) {
+    members.reserve(pods->size());
     for (const auto& [uid, pod] : *pods) {
-      g.members.push_back(MemberOf(pod, state));
+      members.push_back(MemberOf(pod, state));
       g.priority = std::max(g.priority, pod->spec.priority.value_or(0));
     }
   }
-  std::sort(g.members.begin(), g.members.end(), [](const gang::Member& a, const gang::Member& b) {
+  std::sort(members.begin(), members.end(), [](const gang::Member& a, const gang::Member& b) {
     return a.pod->meta.name < b.pod->meta.name;
   });
+  g.members = std::move(members);
   // Hints matter only to members still to place: most passes see none, and
   // decoding a 100-member plan per gang per pass would be wasted.
   if (std::ranges::find(g.members, MemberState::kPending, &gang::Member::state) ==
       g.members.end()) {
     return g;
   }
-  const std::map<std::string, std::string> plan = PersistedPlan(g.members);
-  for (gang::Member& m : g.members) {
+  const std::map<std::string, std::string> plan = PersistedPlan(g.members.all());
+  for (gang::Member& m : g.members.Edit()) {
     if (m.state != MemberState::kPending) continue;
     if (auto it = plan.find(m.pod->meta.name); it != plan.end()) m.hint = it->second;
   }
@@ -95,6 +98,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
       .key = g.key, .priority = g.priority, .created = g.created, .evictable = gang::Evictable(g)};
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
+    v.holds += m.request;
     Resources held = WithPodSlot(m.request);
     v.gpus += held.milli_gpus();
     v.pods.push_back({.uid = m.pod->meta.uid,
@@ -105,6 +109,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
                       .gpus = m.gpus});
   }
   if (v.pods.empty()) return std::nullopt;
+  v.holds.Erase(kPods);
   return v;
 }
 
@@ -223,11 +228,12 @@ bool Remember(const GangRecords& records, const std::map<std::string, Time>& evi
   }
   bool marked = false;
   if (evicted.empty()) return marked;
-  for (gang::Member& m : g.members) {
+  for (size_t i = 0; i < g.members.size(); ++i) {
+    const gang::Member& m = g.members[i];
     const auto it = evicted.find(m.pod->meta.uid);
     if (it != evicted.end() && it->second > now && m.state == MemberState::kBound &&
         !m.terminating) {
-      m.terminating = true;
+      g.members.Edit()[i].terminating = true;  // this gang's own copy from here on
       marked = true;
     }
   }
@@ -251,30 +257,41 @@ PodGroup ImplicitGroupOf(const ClusterState::GangPods& pods) {
 bool StillBuilt(const BuiltGang& built, const PodGroup& group, bool implicit, uint64_t version) {
   if (built.version != version || built.implicit != implicit) return false;
   if (implicit) return true;
-  const ObjectMeta& was = built.group.meta;
+  const ObjectMeta& was = built.group->meta;
   if (!was.resource_version.empty() && !group.meta.resource_version.empty()) {
     return was.uid == group.meta.uid && was.resource_version == group.meta.resource_version;
   }
-  return built.group == group;
+  return *built.group == group;
 }
 
+// Brings the gang `key` up to date: `group` its PodGroup (null: implicit,
+// derived from `pods`), `pods` its members (null: none yet).
 void Read(const ClusterState& state, const std::string& key, const PodGroup* group,
-          BuiltGangs& built, GangRead& read) {
-  const auto members = state.gang_pods().find(key);
-  const ClusterState::GangMembers* pods =
-      members == state.gang_pods().end() ? nullptr : &members->second;
+          const ClusterState::GangMembers* pods, BuiltGangs& built, GangRead& read) {
   const uint64_t version = pods == nullptr ? 0 : pods->version;
-  BuiltGang& b = built.gangs[key];
+  auto found = built.gangs.find(key);
+  if (found == built.gangs.end()) found = built.gangs.emplace(key, BuiltGang{}).first;
+  BuiltGang& b = found->second;
   const bool implicit = group == nullptr;
-  if (!StillBuilt(b, implicit ? b.group : *group, implicit, version) || b.last_read == 0) {
-    b.group = implicit ? ImplicitGroupOf(pods->pods) : *group;
+  if (b.last_read == 0 || !StillBuilt(b, implicit ? *b.group : *group, implicit, version)) {
+    b.group = std::make_shared<const PodGroup>(implicit ? ImplicitGroupOf(pods->pods) : *group);
     b.implicit = implicit;
     b.version = version;
-    b.gang = GangOf(b.group, pods == nullptr ? nullptr : &pods->pods, state);
+    b.gang = GangOf(*b.group, pods == nullptr ? nullptr : &pods->pods, state);
     b.victim = VictimOf(b.gang);
   }
   b.last_read = built.reads;
-  read.keys.push_back(key);
+  read.gangs.push_back(&b);
+}
+
+// Whether `members` is a PodGroup of one of Volcano's: plain pods of a
+// served scheduler, their group named by no PodGroup object.
+bool Implicit(const ClusterState& state, const ClusterState::GangMembers& members) {
+  if (members.pods.empty()) return false;
+  // (The cache's record says which, as it indexed the pod: no annotation
+  // read again per gang and pass.)
+  const PodRecord* first = state.FindPod(members.pods.begin()->first);
+  return first != nullptr && first->implicit_group;
 }
 
 }  // namespace
@@ -301,9 +318,12 @@ std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
   for (const gang::Gang& g : gangs) {
     if (keys.contains(g.key) || Settled(g, waiting, queues)) continue;
     out.push_back(g);
-    std::erase_if(out.back().members, [&](const gang::Member& m) {
+    const auto left_to_filter = [&](const gang::Member& m) {
       return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
-    });
+    };
+    if (std::ranges::any_of(g.members, left_to_filter)) {
+      std::erase_if(out.back().members.Edit(), left_to_filter);
+    }
   }
   return out;
 }
@@ -343,42 +363,53 @@ GangRead ReadGangs(ClusterState& state, BuiltGangs& built) {
   read.waiting = gate.waiting();
   read.charged = gate.charged();
   read.tracked = gate.TrackedPods();
+  // The PodGroups and the gangs' members are both sorted by gang key: one
+  // walk pairs them, where a lookup per gang was a tenth of this step.
+  const auto& members = state.gang_pods();
+  auto m = members.begin();
+  // Volcano's PodGroups of one (plain pods of a served scheduler): derived
+  // from their first pod, kept in no API object. Read after the others.
+  std::vector<decltype(m)> implicit;
+  const auto pass_members_before = [&](std::string_view key) {
+    for (; m != members.end() && m->first < key; ++m) {
+      if (Implicit(state, m->second)) implicit.push_back(m);
+    }
+  };
   for (const auto& [key, group] : read.snapshot.workloads().pod_groups()) {
+    pass_members_before(key);
+    const ClusterState::GangMembers* pods = nullptr;
+    if (m != members.end() && m->first == key) pods = &(m++)->second;
     // A Kubernetes PodGroup is muster's gang only through pods of a served
     // scheduler (GroupOfPod); one without is another scheduler's.
-    if (group.api == PodGroupApi::kKubernetes && !state.gang_pods().contains(key)) continue;
-    Read(state, key, &group, built, read);
+    if (group.api == PodGroupApi::kKubernetes && pods == nullptr) continue;
+    Read(state, key, &group, pods, built, read);
   }
-  // Volcano's PodGroups of one (plain pods of a served scheduler): derived
-  // from their first pod, kept in no API object.
-  const auto& groups = read.snapshot.workloads().pod_groups();
-  for (const auto& [key, members] : state.gang_pods()) {
-    if (members.pods.empty() || groups.contains(key)) continue;
-    // Names a PodGroup not created yet. (The cache's record says which, as
-    // it indexed the pod: no annotation read again per gang and pass.)
-    const PodRecord* first = state.FindPod(members.pods.begin()->first);
-    if (first == nullptr || !first->implicit_group) continue;
-    Read(state, key, /*group=*/nullptr, built, read);
+  for (; m != members.end(); ++m) {
+    if (Implicit(state, m->second)) implicit.push_back(m);
   }
+  for (const auto& it : implicit)
+    Read(state, it->first, /*group=*/nullptr, &it->second, built, read);
   std::erase_if(built.gangs,
                 [&](const auto& entry) { return entry.second.last_read != built.reads; });
   return read;
 }
 
-GangInputs AssembleInputs(GangRead read, const BuiltGangs& built, const GangRecords& records,
+GangInputs AssembleInputs(GangRead read, const GangRecords& records,
                           const std::map<std::string, Time>& evicted, Time now) {
   GangInputs in;
   in.waiting = std::move(read.waiting);
   in.charged = std::move(read.charged);
   const WorkloadView& workloads = read.snapshot.workloads();
   bool needs_view = false;
-  in.gangs.reserve(read.keys.size());
-  for (const std::string& key : read.keys) {
-    const BuiltGang& b = built.gangs.find(key)->second;
+  static const std::vector<gang::Member> kNoMembers;
+  in.gangs.reserve(read.gangs.size());
+  for (const BuiltGang* built_gang : read.gangs) {
+    const BuiltGang& b = *built_gang;
     gang::Gang g = b.gang;
     needs_view = needs_view || NeedsView(g, in.waiting, workloads.queues());
     const bool evicting = Remember(records, evicted, now, g);
-    for (const gang::Member& m : g.members) {
+    // The queue gate tracks a few pods at most, and most passes none.
+    for (const gang::Member& m : read.tracked.empty() ? kNoMembers : g.members.all()) {
       if (m.state != MemberState::kPending &&
           std::ranges::binary_search(read.tracked, m.pod->meta.uid)) {
         in.placed.insert(m.pod->meta.uid);
@@ -388,9 +419,10 @@ GangInputs AssembleInputs(GangRead read, const BuiltGangs& built, const GangReco
     if (std::optional<gang::VictimCandidate> v = evicting ? VictimOf(g) : b.victim) {
       in.victims.push_back(*std::move(v));
     }
+    // Mostly in key order: the hint makes most insertions O(1).
+    in.groups.emplace_hint(in.groups.end(), g.key, b.group);
+    if (b.implicit) in.implicit.insert(in.implicit.end(), g.key);
     in.gangs.push_back(std::move(g));
-    in.groups.emplace(key, b.group);
-    if (b.implicit) in.implicit.insert(key);
   }
   // The view only matters when some gang has members to place (or
   // reservations to keep): the passes between copy no 1000 nodes.
@@ -405,7 +437,7 @@ GangInputs BuildGangInputs(ClusterState& state, const GangRecords& records,
                            const std::map<std::string, Time>& evicted, Time now) {
   BuiltGangs built;
   GangRead read = ReadGangs(state, built);
-  return AssembleInputs(std::move(read), built, records, evicted, now);
+  return AssembleInputs(std::move(read), records, evicted, now);
 }
 
 std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs,
@@ -428,7 +460,7 @@ std::vector<std::string> ApplyPass(ClusterState& state, const GangInputs& inputs
     for (const gang::Assignment& a : plan.reserve) {
       state.Assume(a.pod_uid, a.node, state.FindPod(a.pod_uid)->request, reservation_ttl, a.gpus);
     }
-    state.SetGangPlan(plan.key, PlacementJson(plan, inputs.groups.at(plan.key)));
+    state.SetGangPlan(plan.key, PlacementJson(plan, *inputs.groups.at(plan.key)));
     applied.push_back(plan.key);
   }
   return applied;

@@ -9,9 +9,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "extender/cluster_state.h"
@@ -22,13 +25,15 @@
 namespace muster::extender {
 
 using WaitingPods = std::map<std::string, Time, std::less<>>;  // by pod uid
+// PodGroups by gang key, shared with the gangs as built (a pass copied 5000).
+using GroupsByKey = std::map<std::string, std::shared_ptr<const PodGroup>, std::less<>>;
 
 // What gang/ needs, read from the cache.
 struct GangInputs {
   gang::ClusterView view;
   std::vector<gang::Gang> gangs;
   std::vector<gang::VictimCandidate> victims;
-  std::map<std::string, PodGroup> groups;            // by gang key, as the watch saw them
+  GroupsByKey groups;                                // as the watch saw them
   std::map<std::string, Queue, std::less<>> queues;  // by name, as the watch saw them
   Resources free;                                    // free capacity of the schedulable nodes
   // Keys of Volcano's PodGroups of one (ImplicitPodGroup): no API object,
@@ -50,8 +55,8 @@ struct GangInputs {
 
 // A gang as the last pass built it from the cache, kept by the pass thread.
 struct BuiltGang {
-  uint64_t version = 0;  // ClusterState::GangMembers::version it was built at
-  PodGroup group;        // what it was built from (implicit: derived)
+  uint64_t version = 0;                   // ClusterState::GangMembers::version it was built at
+  std::shared_ptr<const PodGroup> group;  // what it was built from (implicit: derived)
   bool implicit = false;
   gang::Gang gang;  // as built: before Remember, the queue step and the tiers
   std::optional<gang::VictimCandidate> victim;  // of `gang`
@@ -62,15 +67,19 @@ struct BuiltGang {
 // building all 5000 gangs (55 000 members) took 80 ms a pass under the
 // cache's exclusive lock, and filter and bind waited on it.
 struct BuiltGangs {
-  std::map<std::string, BuiltGang, std::less<>> gangs;  // by gang key
-  uint64_t reads = 0;                                   // ReadGangs calls
+  // By gang key. Hashed: the pass looks up every gang.
+  std::unordered_map<std::string, BuiltGang, GangKeyHash, std::equal_to<>> gangs;
+  uint64_t reads = 0;  // ReadGangs calls
 };
 
-// What ReadGangs hands to AssembleInputs: copies and immutable snapshots.
+// What ReadGangs hands to AssembleInputs: copies and immutable snapshots,
+// and the gangs as built.
 struct GangRead {
-  ClusterSnapshot snapshot;       // the nodes, PodGroups and Queues
-  std::vector<std::string> keys;  // the gangs of the pass, in their order
-  WaitingPods waiting;            // the queue gate's (GangInputs)
+  ClusterSnapshot snapshot;  // the nodes, PodGroups and Queues
+  // The gangs of the pass, in their order: each points into the BuiltGangs
+  // ReadGangs brought up to date (valid until it runs again).
+  std::vector<const BuiltGang*> gangs;
+  WaitingPods waiting;  // the queue gate's (GangInputs)
   std::map<std::string, Resources, std::less<>> charged;
   std::vector<std::string> tracked;  // uids the queue gate tracks, sorted
 };
@@ -86,7 +95,8 @@ GangRead ReadGangs(ClusterState& state, BuiltGangs& built);
 // it, so the next pass neither picks it as a victim again nor counts it in
 // its queue's share (two preemptors in a row took the same victims, and the
 // second found no room).
-GangInputs AssembleInputs(GangRead read, const BuiltGangs& built, const GangRecords& records,
+// REQUIRES: the BuiltGangs `read` points into are unchanged since.
+GangInputs AssembleInputs(GangRead read, const GangRecords& records,
                           const std::map<std::string, Time>& evicted, Time now);
 
 // Both steps at once, with nothing built before (tests; `records` and

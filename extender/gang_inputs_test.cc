@@ -44,11 +44,11 @@ std::string Describe(const GangInputs& in) {
     }
   }
   for (const gang::VictimCandidate& v : in.victims) {
-    out << "victim " << v.key << " gpus " << v.gpus << " pods";
+    out << "victim " << v.key << " gpus " << v.gpus << " holds " << v.holds.ToString() << " pods";
     for (const gang::VictimCandidate::Pod& p : v.pods) out << " " << p.name << "@" << p.node;
     out << "\n";
   }
-  for (const auto& [key, group] : in.groups) out << "group " << key << " " << group.status.phase;
+  for (const auto& [key, group] : in.groups) out << "group " << key << " " << group->status.phase;
   for (const std::string& key : in.implicit) out << "\nimplicit " << key;
   for (const std::string& uid : in.placed) out << "\nplaced " << uid;
   out << "\nview " << in.view.nodes.size() << " free " << in.free.ToString() << "\n";
@@ -58,7 +58,7 @@ std::string Describe(const GangInputs& in) {
 GangInputs Incremental(TestCluster& cluster, BuiltGangs& built) {
   GangRead read;
   cluster.With([&](ClusterState& state) { read = ReadGangs(state, built); });
-  return AssembleInputs(std::move(read), built, {}, {}, cluster.clock.Now());
+  return AssembleInputs(std::move(read), {}, {}, cluster.clock.Now());
 }
 
 GangInputs FromScratch(TestCluster& cluster) {
@@ -164,6 +164,37 @@ TEST(GangInputsTest, ReadIncrementallyTheyAreTheInputsReadFromScratch) {
       EXPECT_NE(after, before) << "the change shows in the inputs";
     }
     EXPECT_EQ(built.gangs.size(), FromScratch(cluster).gangs.size()) << "gangs gone are dropped";
+  }
+}
+
+// A running gang is offered as a victim with what its bound members hold:
+// their requests, without the pod slots (queues share no "pods"), and
+// without a member already leaving.
+TEST(GangInputsTest, AVictimHoldsWhatItsBoundMembersRequest) {
+  struct Case {
+    std::string name;
+    std::function<void(TestCluster&)> change;
+    std::string want_holds;
+  };
+  const std::vector<Case> cases = {
+      {"both members bound", [](TestCluster&) {}, "cpu=2, nvidia.com/gpu=2"},
+      {"one member being deleted",
+       [](TestCluster& c) {
+         Pod pod = Member("run", 1).NodeName("gpu-1").Phase("Running");
+         pod.meta.deletion_timestamp = c.clock.Now();
+         c.Add(pod);
+       },
+       "cpu=1, nvidia.com/gpu=1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TestCluster cluster;
+    Populate(cluster);
+    c.change(cluster);
+    const GangInputs in = FromScratch(cluster);
+    const auto victim = std::ranges::find(in.victims, "ml/run", &gang::VictimCandidate::key);
+    ASSERT_NE(victim, in.victims.end());
+    EXPECT_EQ(victim->holds.ToString(), c.want_holds);
   }
 }
 

@@ -126,7 +126,7 @@ void GangObserver::CountPass(const PassFacts& facts, const WritePlan& plan,
     const auto record = records.find(g.key);
     const std::string& phase = record != records.end() && record->second.written
                                    ? record->second.written->phase
-                                   : facts.inputs.groups.at(g.key).status.phase;
+                                   : facts.inputs.groups.at(g.key)->status.phase;
     ++phases[phase.empty() ? std::string(kPodGroupPending) : phase];
   }
   metrics_->SetGangPhases(phases);

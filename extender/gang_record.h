@@ -11,6 +11,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "model/pod_group.h"
 #include "model/time.h"
@@ -45,7 +47,11 @@ struct GangRecord {
   std::map<std::string, MemberRecord, std::less<>> members;
 };
 
-// By gang key.
-using GangRecords = std::map<std::string, GangRecord, std::less<>>;
+// By gang key. Hashed: every pass looks up every gang's.
+struct GangKeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+};
+using GangRecords = std::unordered_map<std::string, GangRecord, GangKeyHash, std::equal_to<>>;
 
 }  // namespace muster::extender

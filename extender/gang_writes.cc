@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -62,7 +63,7 @@ GangDecisions DecisionsOf(const gang::PassResult& result, const std::vector<std:
 // The gang as it is after the pass: planned members reserved, expired ones
 // pending again. REQUIRES: `d.expired` or `d.applied`, else it is as before.
 gang::Gang AfterPass(gang::Gang g, const GangDecision& d) {
-  for (gang::Member& m : g.members) {
+  for (gang::Member& m : g.members.Edit()) {
     if (d.expired && m.state == MemberState::kReserved) m.state = MemberState::kPending;
     if (!d.applied || d.plan == nullptr) continue;
     for (const gang::Assignment& a : d.plan->reserve) {
@@ -249,7 +250,7 @@ GangOutcome PlanGang(const gang::Gang& before, const GangDecision& d, const Pass
   std::optional<gang::Gang> after;
   if (d.expired || d.applied) after = AfterPass(before, d);
   const gang::Gang& g = after.has_value() ? *after : before;
-  const PodGroup& group = f.inputs.groups.at(g.key);
+  const PodGroup& group = *f.inputs.groups.at(g.key);
   GangOutcome outcome{.key = g.key,
                       .min_member = g.spec.min_member,
                       .members = static_cast<int64_t>(g.members.size()),
@@ -281,7 +282,7 @@ void PlanPreemption(const GangInputs& inputs, const gang::Preemption& p, Time no
                                 ? "evicting whole lower-priority gangs: "
                                 : "queue " + p.queue + " reclaims its deserved share, evicting: ";
     out.push_back(
-        CreateEvent{GroupEvent(it->second, "Warning", "GangPreempting", why + victims, now)});
+        CreateEvent{GroupEvent(*it->second, "Warning", "GangPreempting", why + victims, now)});
   }
   for (const std::string& v : p.victims) {
     const auto it = inputs.groups.find(v);
@@ -290,9 +291,9 @@ void PlanPreemption(const GangInputs& inputs, const gang::Preemption& p, Time no
     // keep its form.
     out.push_back(CreateEvent{
         Contains(p.reclaimed, v)
-            ? GroupEvent(it->second, "Warning", "GangReclaimed",
+            ? GroupEvent(*it->second, "Warning", "GangReclaimed",
                          "reclaimed by queue " + p.queue + " for gang " + p.preemptor, now)
-            : GroupEvent(it->second, "Warning", "GangPreempted",
+            : GroupEvent(*it->second, "Warning", "GangPreempted",
                          "evicted whole for higher-priority gang " + p.preemptor, now)});
   }
   for (const auto& pod : p.pods) {
@@ -412,15 +413,18 @@ void ForgetUnwritten(const WriteSlot& slot, WriteMemory& memory) {
 
 WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteMemory& memory) {
   WritePlan plan;
-  std::map<std::string, std::string> phases;  // gang key -> phase after the pass
   const GangDecisions decisions = DecisionsOf(facts.result, facts.applied);
   static const GangDecision kNone;
+  plan.gangs.reserve(facts.inputs.gangs.size());
   for (const gang::Gang& g : facts.inputs.gangs) {
     const auto d = decisions.find(g.key);
     plan.gangs.push_back(PlanGang(g, d == decisions.end() ? kNone : d->second, facts, options,
                                   memory.gangs[g.key], plan.writes));
-    phases[g.key] = plan.gangs.back().phase;
   }
+  // Views of plan.gangs, complete from here on.
+  std::vector<GangPhase> phases;
+  phases.reserve(plan.gangs.size());
+  for (const GangOutcome& g : plan.gangs) phases.push_back({g.key, g.phase});
   if (facts.result.preemption.has_value()) {
     PlanPreemption(facts.inputs, *facts.result.preemption, facts.now, options, memory, plan.writes);
   }
@@ -432,7 +436,10 @@ WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteM
   PlanBrokenAnswers(facts.inputs, facts.now, memory, plan.writes);
   Expire(facts.now, memory);
   // A gang that is gone (finished and deleted) is forgotten whole.
-  std::erase_if(memory.gangs, [&](const auto& entry) { return !phases.contains(entry.first); });
+  std::unordered_set<std::string_view> present;
+  present.reserve(plan.gangs.size());
+  for (const GangOutcome& g : plan.gangs) present.insert(g.key);
+  std::erase_if(memory.gangs, [&](const auto& entry) { return !present.contains(entry.first); });
   return plan;
 }
 

@@ -57,7 +57,7 @@ struct Pass {
       g.members.push_back(
           {.pod = std::make_shared<const Pod>(std::move(pod)), .state = m.state, .node = m.node});
     }
-    inputs.groups.emplace(key, group);
+    inputs.groups.emplace(key, std::make_shared<const PodGroup>(group));
     queues.queue_of[key] = "default";
     inputs.gangs.push_back(std::move(g));
     return inputs.gangs.back();
@@ -136,8 +136,9 @@ TEST(PlanWritesTest, WakesTheMembersAPassReserved) {
     // Once woken, not again.
     pass.result.plans.clear();
     pass.applied.clear();
-    pass.inputs.gangs[0].members[0].state = MemberState::kReserved;
-    pass.inputs.gangs[0].members[0].node = "gpu-3";
+    gang::Member& member = pass.inputs.gangs[0].members.Edit()[0];
+    member.state = MemberState::kReserved;
+    member.node = "gpu-3";
     const WritePlan next = pass.Plan(memory);
     EXPECT_THAT(Of<LiftGate>(next), IsEmpty());
     EXPECT_THAT(Of<AnnotateReservedNode>(next), IsEmpty());

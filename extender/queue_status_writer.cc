@@ -9,7 +9,7 @@ namespace {
 // PodGroups counted by phase.
 std::map<std::string, QueueStatus> Wanted(const std::map<std::string, Queue, std::less<>>& queues,
                                           const QueueStep& step,
-                                          const std::map<std::string, std::string>& phases) {
+                                          const std::vector<GangPhase>& phases) {
   std::map<std::string, QueueStatus> wanted;
   for (const auto& [name, q] : queues) {
     QueueStatus& st = wanted[name];
@@ -23,7 +23,7 @@ std::map<std::string, QueueStatus> Wanted(const std::map<std::string, Queue, std
     st.pending = st.running = st.inqueue = st.unknown = st.completed = 0;
   }
   for (const auto& [key, phase] : phases) {
-    const auto q = wanted.find(step.queue_of.at(key));
+    const auto q = wanted.find(step.queue_of.at(std::string(key)));
     if (q == wanted.end()) continue;
     QueueStatus& st = q->second;
     if (phase == kPodGroupRunning)
@@ -44,7 +44,7 @@ std::map<std::string, QueueStatus> Wanted(const std::map<std::string, Queue, std
 
 std::vector<QueueStatusWrite> PlanQueueStatusWrites(
     const std::map<std::string, Queue, std::less<>>& queues, const QueueStep& step,
-    const std::map<std::string, std::string>& phases, Time now, std::chrono::milliseconds interval,
+    const std::vector<GangPhase>& phases, Time now, std::chrono::milliseconds interval,
     QueueStatusRecords& records) {
   std::vector<QueueStatusWrite> out;
   for (auto& [name, st] : Wanted(queues, step, phases)) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/queue_step.h"
@@ -34,14 +35,18 @@ using QueueStatusRecords = std::map<std::string, QueueStatusRecord, std::less<>>
 // The status writes for `queues` (by name, as the watch saw them): every
 // resource of the cluster's total in allocated, zeros included (a merge
 // patch only removes a key written as null, so a resource the queue let go
-// must read 0), and the PodGroups of each phase (`phases`: gang key ->
+// must read 0), and the PodGroups of each phase (`phases`: each gang's
 // phase after the pass; `step.queue_of` names each gang's queue). A Queue is
 // written when its status differs from both what the watch shows and what
 // was last written, at most once per `interval`. Records of Queues gone are
 // dropped.
+struct GangPhase {
+  std::string_view key;  // the gang's
+  std::string_view phase;
+};
 std::vector<QueueStatusWrite> PlanQueueStatusWrites(
     const std::map<std::string, Queue, std::less<>>& queues, const QueueStep& step,
-    const std::map<std::string, std::string>& phases, Time now, std::chrono::milliseconds interval,
+    const std::vector<GangPhase>& phases, Time now, std::chrono::milliseconds interval,
     QueueStatusRecords& records);
 
 }  // namespace muster::extender

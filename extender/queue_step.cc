@@ -28,6 +28,7 @@ struct Holdings {
 
 Holdings HoldingsOf(const gang::Gang& g) {
   Holdings h;
+  Resources reserved;
   for (const gang::Member& m : g.members) {
     // A terminating member (an eviction victim, say) is on its way out: its
     // queue must not look as if it still held it, or reclaim would take
@@ -37,11 +38,18 @@ Holdings HoldingsOf(const gang::Gang& g) {
       if (m.state == MemberState::kBound) h.leaving += m.request;
       continue;
     }
-    const bool placed = m.state == MemberState::kBound || m.state == MemberState::kReserved;
-    (placed ? h.allocated : h.pending) += m.request;
-    if (m.state == MemberState::kBound) h.bound += m.request;
-    if (!placed && g.preempting) h.claimed += m.request;
+    // One sum per member: at 5000 running Jobs these sums are most of the
+    // step.
+    if (m.state == MemberState::kBound) {
+      h.bound += m.request;
+    } else if (m.state == MemberState::kReserved) {
+      reserved += m.request;
+    } else {
+      h.pending += m.request;
+      if (g.preempting) h.claimed += m.request;
+    }
   }
+  h.allocated = h.bound + reserved;
   // A gang not admitted yet may have no pods (a Volcano Job's come with
   // admission): its minimum is its queue's demand all the same, or a queue
   // of such Jobs would never deserve - nor reclaim - more than it holds.
@@ -220,7 +228,7 @@ void SetRanks(const std::vector<std::string>& order, std::vector<gang::Gang>& ga
   }
 }
 
-// Each victim's queue path and what it holds (its pods' requests).
+// Each victim's queue path.
 void LabelVictims(const QueueStep& step, std::vector<gang::VictimCandidate>& victims) {
   for (gang::VictimCandidate& v : victims) {
     const auto name = step.queue_of.find(v.key);
@@ -228,9 +236,6 @@ void LabelVictims(const QueueStep& step, std::vector<gang::VictimCandidate>& vic
     if (const auto it = step.shares.queues.find(name->second); it != step.shares.queues.end()) {
       v.queues = it->second.path;
     }
-    v.holds = Resources();
-    for (const gang::VictimCandidate::Pod& pod : v.pods) v.holds += pod.request;
-    v.holds.Erase(kPods);
   }
 }
 

@@ -1,7 +1,7 @@
 // The queue step of a gang controller pass: reads the Queues and the gangs'
 // holdings, asks queue/ for every queue's deserved share and the order of
 // the pending gangs, and fills in what gang::RunPass takes from it
-// (Gang::queue_rank and Gang::queues, VictimCandidate::queues/holds, the
+// (Gang::queue_rank and Gang::queues, VictimCandidate::queues, the
 // QueueLimits for capability and reclaim).
 //
 // Rules the policies leave to the composer (issue #6):
@@ -62,7 +62,7 @@ struct QueueStep {
 std::string QueueName(const PodGroupSpec& spec);
 
 // Runs the queue step over `gangs` and updates them and `victims` in place
-// (queue_rank, queues, holds); the held gangs stay in `gangs`, listed in
+// (queue_rank, queues); the held gangs stay in `gangs`, listed in
 // QueueStep::held for the caller to leave out of the pass. `free` is the
 // free capacity of the schedulable nodes.
 QueueStep RunQueueStep(const std::map<std::string, Queue, std::less<>>& queues,

@@ -104,7 +104,6 @@ TEST(QueueStepTest, RanksFillsPathsRoomAndVictims) {
   EXPECT_EQ(step.limits.at("big").Bound().gpus(), 0);
   EXPECT_FALSE(step.limits.at("big").room.has_value());
   EXPECT_THAT(victims[0].queues, ElementsAre("small", "parent"));
-  EXPECT_EQ(victims[0].holds, (Resources{{"nvidia.com/gpu", 4000}}));
   EXPECT_THAT(step.held, IsEmpty());
 
   // Once s2 evicts victims for itself it goes first, to take what they free.
@@ -126,7 +125,7 @@ TEST(QueueStepTest, AllocationCountsWhatStaysAndWhatIsOnItsWay) {
   };
   gang::Gang evicted =
       MakeGang("g").Bound(MakePod("g-0").Gpu(2), "n1").Bound(MakePod("g-1").Gpu(2), "n1");
-  evicted.members[1].terminating = true;
+  evicted.members.Edit()[1].terminating = true;
   gang::Gang preempting = MakeGang("g").Pending(MakePod("g-0").Gpu(4));
   preempting.preempting = true;
   const std::vector<Case> cases = {
@@ -229,8 +228,8 @@ std::optional<int> BigGangStart(Duration head_of_line_after, const std::string& 
   };
   for (int i = 0; i < 32; ++i) {  // the cluster starts full, work ending over 8 s
     gang::Gang g = small(0);
-    g.members[0].state = gang::MemberState::kBound;
-    g.members[0].node = "n" + std::to_string(i / 8);
+    g.members.Edit()[0].state = gang::MemberState::kBound;
+    g.members.Edit()[0].node = "n" + std::to_string(i / 8);
     running.push_back({g, 1 + i % 8});
   }
   gang::Gang big = InQueue(MakeGang("big")
@@ -257,8 +256,8 @@ std::optional<int> BigGangStart(Duration head_of_line_after, const std::string& 
       if (plan.key == "default/big") return now;
       const auto it = std::ranges::find(waiting, plan.key, &gang::Gang::key);
       gang::Gang placed = *it;
-      placed.members[0].state = gang::MemberState::kBound;
-      placed.members[0].node = plan.reserve[0].node;
+      placed.members.Edit()[0].state = gang::MemberState::kBound;
+      placed.members.Edit()[0].node = plan.reserve[0].node;
       running.push_back({placed, now + 8});
       waiting.erase(it);
     }

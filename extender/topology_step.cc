@@ -59,8 +59,7 @@ std::variant<TierChoice, std::string> ChoiceOf(const PodGroup& group,
 }  // namespace
 
 std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,
-                                          const gang::ClusterView& view,
-                                          const std::map<std::string, PodGroup>& groups,
+                                          const gang::ClusterView& view, const GroupsByKey& groups,
                                           std::vector<gang::Gang>& gangs) {
   std::vector<gang::Wait> held;
   if (tiers.levels.empty() || view.nodes.empty()) return held;
@@ -74,7 +73,7 @@ std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,
     if (g.spec.min_member <= 1 || std::ranges::none_of(g.members, gang::AwaitsPlacement)) continue;
     const auto group = groups.find(g.key);
     if (group == groups.end()) continue;
-    std::variant<TierChoice, std::string> choice = ChoiceOf(group->second, tiers);
+    std::variant<TierChoice, std::string> choice = ChoiceOf(*group->second, tiers);
     if (auto* error = std::get_if<std::string>(&choice)) {
       held.push_back(gang::Wait{
           .key = g.key, .reason = kWaitBadNetworkTopology, .message = *std::move(error)});

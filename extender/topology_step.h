@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/gang_inputs.h"
 #include "gang/gang.h"
 #include "model/api_objects.h"
 #include "topology/network.h"
@@ -37,8 +38,7 @@ inline constexpr std::string_view kWaitBadNetworkTopology = "BadNetworkTopology"
 // PodGroup (in `groups`, by gang key) asks for network placement; returns the
 // gangs to hold. The domains come from `view`'s nodes.
 std::vector<gang::Wait> ApplyNetworkTiers(const topology::NetworkTiers& tiers,
-                                          const gang::ClusterView& view,
-                                          const std::map<std::string, PodGroup>& groups,
+                                          const gang::ClusterView& view, const GroupsByKey& groups,
                                           std::vector<gang::Gang>& gangs);
 
 }  // namespace muster::extender

@@ -17,6 +17,13 @@ using test::MakePodGroup;
 using ::testing::HasSubstr;
 
 // zone z / racks r1 (n1, n2) and r2 (n3).
+// The pass's PodGroups by gang key.
+GroupsByKey GroupsOf(const std::vector<PodGroup>& groups) {
+  GroupsByKey out;
+  for (const PodGroup& g : groups) out.emplace(g.GangKey(), std::make_shared<const PodGroup>(g));
+  return out;
+}
+
 gang::ClusterView TwoRacks() {
   auto node = [](const std::string& name, const std::string& rack) {
     return MakeNode(name).Gpu(8).Pods(110).Label("zone", "z").Label("rack", rack);
@@ -75,7 +82,7 @@ TEST(TopologyStepTest, WhatThePodGroupAsksBecomesTheGangsDomains) {
     std::vector<gang::Gang> gangs = {
         MakeGang("g").MinMember(2).Pending(MakePod("g-0").Gpu(1)).Pending(MakePod("g-1").Gpu(1))};
     const std::vector<gang::Wait> held =
-        ApplyNetworkTiers(tiers, TwoRacks(), {{"default/g", c.group}}, gangs);
+        ApplyNetworkTiers(tiers, TwoRacks(), GroupsOf({c.group}), gangs);
     if (!c.want_held.empty()) {
       ASSERT_EQ(held.size(), 1u) << c.name;
       EXPECT_EQ(held[0].reason, kWaitBadNetworkTopology) << c.name;
@@ -101,13 +108,12 @@ TEST(TopologyStepTest, NoTiersSingleMembersAndPlacedGangsGetNoDomains) {
                                        .MinMember(2)
                                        .Bound(MakePod("done-0").Gpu(1), "n1")
                                        .Bound(MakePod("done-1").Gpu(1), "n1")};
-  const std::map<std::string, PodGroup> groups = {{"default/one", MakePodGroup("one")},
-                                                  {"default/done", MakePodGroup("done")}};
+  const GroupsByKey groups = GroupsOf({MakePodGroup("one"), MakePodGroup("done")});
   EXPECT_TRUE(ApplyNetworkTiers(tiers, TwoRacks(), groups, gangs).empty());
   EXPECT_TRUE(Allowed(gangs[0]).empty());
   EXPECT_TRUE(Allowed(gangs[1]).empty());
   std::vector<gang::Gang> more = {MakeGang("g").MinMember(2).Pending(MakePod("g-0").Gpu(1))};
-  ApplyNetworkTiers(topology::NetworkTiers{}, TwoRacks(), {{"default/g", MakePodGroup("g")}}, more);
+  ApplyNetworkTiers(topology::NetworkTiers{}, TwoRacks(), GroupsOf({MakePodGroup("g")}), more);
   EXPECT_TRUE(Allowed(more[0]).empty());
 }
 

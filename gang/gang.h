@@ -64,6 +64,7 @@
 #include "model/pod.h"
 #include "model/pod_group.h"
 #include "model/resources.h"
+#include "model/shared_list.h"
 #include "model/time.h"
 
 namespace muster::gang {
@@ -132,7 +133,9 @@ struct Gang {
   // The gang's queue, then the queue's ancestors; empty when queue limits
   // and reclaim do not apply to it.
   std::vector<std::string> queues;
-  std::vector<Member> members;  // in pod-name order
+  // In pod-name order. Shared by the gang's copies (the extender's pass
+  // copies every gang each pass and changes the members of few).
+  SharedList<Member> members;
   // When the gang's current reservation was made or last progressed (a
   // member bound); unset when it holds no reservation.
   std::optional<Time> reserved_since;
@@ -215,10 +218,12 @@ struct VictimCandidate {
     Resources request;  // what it holds on node (EffectiveRequest, pods=1 included)
     GpuHolding gpus;    // which of the node's GPUs it holds, when known
   };
-  std::vector<Pod> pods;            // every bound, unfinished, non-terminating member
+  SharedList<Pod> pods;             // every bound, unfinished, non-terminating member
   int64_t gpus = 0;                 // nvidia.com/gpu held by `pods`, thousandths
   std::vector<std::string> queues;  // as Gang::queues
-  Resources holds;                  // what `pods` request (no pod slots)
+  // What `pods` request, without pod slots: set with `pods`, by whoever
+  // builds the candidate (once per change of the gang, not per pass).
+  Resources holds;
   // False when the gang has a member muster never evicts (Evictable(const
   // Gang&), gang/conformance.h): preemption and reclaim pass it over whole.
   bool evictable = true;

@@ -104,7 +104,7 @@ void ApplyExpired(Sim& sim, const PassResult& r) {
   for (const std::string& key : r.expired) {
     Gang* gang = Find(sim, key);
     ASSERT_NE(gang, nullptr);
-    for (Member& m : gang->members) {
+    for (Member& m : gang->members.Edit()) {
       if (m.state != MemberState::kReserved) continue;
       m.state = MemberState::kPending;
       m.node.clear();
@@ -120,9 +120,10 @@ void ApplyPlans(Sim& sim, Rng& rng, const PassResult& r) {
     ASSERT_NE(gang, nullptr);
     const bool nothing_bound = PlacedCount(*gang) == 0;
     for (const Assignment& a : plan.reserve) {
-      auto m = std::ranges::find_if(gang->members,
+      std::vector<Member>& members = gang->members.Edit();
+      auto m = std::ranges::find_if(members,
                                     [&](const Member& x) { return x.pod->meta.uid == a.pod_uid; });
-      ASSERT_NE(m, gang->members.end());
+      ASSERT_NE(m, members.end());
       ASSERT_EQ(m->state, MemberState::kPending) << a.pod_name;
       m->state = MemberState::kReserved;
       m->node = a.node;
@@ -144,7 +145,7 @@ void ApplyPreemption(Sim& sim, const PassResult& r) {
     Gang* victim = Find(sim, key);
     ASSERT_NE(victim, nullptr);
     ASSERT_LT(victim->priority, preemptor->priority);
-    for (Member& m : victim->members) {
+    for (Member& m : victim->members.Edit()) {
       m.state = MemberState::kPending;
       m.node.clear();
     }
@@ -161,7 +162,7 @@ void Bind(Sim& sim, Rng& rng) {
     if (sim.stuck[i]) continue;
     bool bound_any = false;
     bool left = false;
-    for (Member& m : gang.members) {
+    for (Member& m : gang.members.Edit()) {
       if (m.state != MemberState::kReserved) continue;
       if (!bound_any || rng.Chance(60)) {
         m.state = MemberState::kBound;

@@ -85,13 +85,13 @@ void TakeFree(ClusterView& view, std::string_view node, const Resources& amount,
 // each resumes after the last match: a plan for a gang of m members costs
 // m compares, not m x m (for gangs of up to 100 pods, a twentieth of a pass
 // over 1000 waiting gangs). Any order still finds every member.
-template <typename G, typename Fn>
-void ForEachAssigned(G& gang, const std::vector<Assignment>& reserve, Fn fn) {
-  const size_t count = gang.members.size();
+template <typename Members, typename Fn>
+void ForEachAssigned(Members& members, const std::vector<Assignment>& reserve, Fn fn) {
+  const size_t count = members.size();
   size_t next = 0;
   for (const Assignment& a : reserve) {
     for (size_t i = 0; i < count; ++i) {
-      auto& member = gang.members[(next + i) % count];
+      auto& member = members[(next + i) % count];
       if (member.pod->meta.uid != a.pod_uid) continue;
       fn(member, a);
       next = (next + i + 1) % count;
@@ -104,7 +104,8 @@ void ForEachAssigned(G& gang, const std::vector<Assignment>& reserve, Fn fn) {
 // counts against its queues' capability.
 Resources RequestOf(const Gang& gang, const std::vector<Assignment>& reserve) {
   Resources need;
-  ForEachAssigned(gang, reserve, [&](const Member& m, const Assignment&) { need += m.request; });
+  ForEachAssigned(gang.members.all(), reserve,
+                  [&](const Member& m, const Assignment&) { need += m.request; });
   return need;
 }
 
@@ -147,7 +148,7 @@ void ExpireReservations(ClusterView& view, std::vector<Gang>& gangs, Time now, D
   for (Gang& gang : gangs) {
     if (!gang.reserved_since || now - *gang.reserved_since < timeout) continue;
     bool released = false;
-    for (Member& m : gang.members) {
+    for (Member& m : gang.members.Edit()) {
       if (m.state != MemberState::kReserved) continue;
       AddFree(view, m.node, SlotRequest(m));
       m.state = MemberState::kPending;
@@ -265,7 +266,7 @@ bool NotAdmitted(const Gang& gang, const PassResult& result) {
 
 // `table`: mirrors `view`, kept in step (may be null).
 void Reserve(ClusterView& view, const Gang& gang, const GangPlan& plan, NodeTable* table) {
-  ForEachAssigned(gang, plan.reserve, [&](const Member& m, const Assignment& a) {
+  ForEachAssigned(gang.members.all(), plan.reserve, [&](const Member& m, const Assignment& a) {
     TakeFree(view, a.node, SlotRequest(m), a.gpus, table);
   });
 }
@@ -504,7 +505,7 @@ struct Planning {
 
 // A plan's new members as reserved in `gang` (a copy being planned on).
 void MarkReserved(Gang& gang, const GangPlan& plan) {
-  ForEachAssigned(gang, plan.reserve, [](Member& m, const Assignment& a) {
+  ForEachAssigned(gang.members.Edit(), plan.reserve, [](Member& m, const Assignment& a) {
     m.state = MemberState::kReserved;
     m.node = a.node;
   });

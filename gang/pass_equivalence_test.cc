@@ -254,7 +254,7 @@ void RandomDomains(Rng& rng, Case& c) {
 
 // Sends the gang's first pending member to a zone no node is in.
 void OutOfZone(Gang& gang) {
-  for (Member& m : gang.members) {
+  for (Member& m : gang.members.Edit()) {
     if (m.state != MemberState::kPending) continue;
     auto pod = std::make_shared<Pod>(*m.pod);
     pod->spec.node_selector["zone"] = "nowhere";

@@ -69,6 +69,11 @@ TEST(ResourcesTest, Arithmetic) {
   };
   Resources scaled = a;
   scaled *= 3;
+  // Sums of names already there are added in place; the rest merge.
+  Resources doubled = a;
+  doubled += doubled;
+  Resources taken = a;
+  taken -= Resources{{"cpu", 1000}};
   const std::vector<Case> cases = {
       {"sum keeps the union of names",
        a + b,
@@ -76,6 +81,17 @@ TEST(ResourcesTest, Arithmetic) {
       {"difference may go negative",
        a - b,
        {{"cpu", 750}, {"memory", 2 * kGi}, {"nvidia.com/gpu", -4}}},
+      {"sum of names already there",
+       a + Resources{{"memory", 1}},
+       {{"cpu", 1000}, {"memory", 2 * kGi + 1}}},
+      {"sum with a new name between",
+       a + Resources{{"cpu", 1}, {"ephemeral-storage", 5}},
+       {{"cpu", 1001}, {"ephemeral-storage", 5}, {"memory", 2 * kGi}}},
+      {"sum with a new name first",
+       a + Resources{{"a", 1}},
+       {{"a", 1}, {"cpu", 1000}, {"memory", 2 * kGi}}},
+      {"sum with itself", doubled, {{"cpu", 2000}, {"memory", 4 * kGi}}},
+      {"difference to zero keeps the name", taken, {{"cpu", 0}, {"memory", 2 * kGi}}},
       {"scaled", scaled, {{"cpu", 3000}, {"memory", 6 * kGi}}},
       {"max", Resources::Max(a, b), {{"cpu", 1000}, {"memory", 2 * kGi}, {"nvidia.com/gpu", 4}}},
       {"min reads absent as zero",
