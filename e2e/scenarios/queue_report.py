@@ -39,7 +39,11 @@ Subcommands:
         jain        the median Jain index over x_q = share_q / target_q in
                     each steady window >= --min-jain (0.98)
         converge    after the change, every queue within --band (5) % of its
-                    held target for --hold (10) s within --max-converge (30) s
+                    held target for --hold (10) s within --max-converge (30) s;
+                    an excursion of one 1-s sample does not restart the hold
+                    (BLIP_SECONDS: a gang of 8 of 128 GPUs is 6.25 % of the
+                    cluster, more than the band, and between its end and the
+                    next gang's bind one sample can see its queue short)
         victims     every reclaimed gang lost all its bound members (whole
                     gangs), and the Event's message has the agreed form
         floor       removing a victim gang (and the queue's earlier victims
@@ -141,13 +145,40 @@ def held_targets(sample):
     return {q: sample["target"][q] * scale for q in active}
 
 
+# An excursion out of the band this short (one sample of the 1-s timeline)
+# is a gang's turnover, not unfairness: converge_time does not restart its
+# hold for it. A CI run converged 17 s after the change and then saw one
+# sample at 5.0 % and one at 5.6 %, each back in the band 1 s later: 37 s.
+BLIP_SECONDS = 1.5
+
+
+def forgive_blips(after, ok, blip=BLIP_SECONDS):
+    """`ok` with each run of samples out of the band, after one in it, that
+    is back in it within `blip` s of its first sample marked ok (a run at
+    the start or the end stays: the approach to the band is no blip)."""
+    ok = list(ok)
+    i = 0
+    while i < len(ok):
+        if ok[i]:
+            i += 1
+            continue
+        k = i
+        while k < len(ok) and not ok[k]:
+            k += 1
+        if 0 < i and k < len(ok) and after[k]["t"] - after[i]["t"] <= blip:
+            ok[i:k] = [True] * (k - i)
+        i = k
+    return ok
+
+
 def converge_time(samples, t_from, band, hold):
     """Seconds from t_from to the first sample from which every queue with a
     target stays within `band` (share of the cluster) of its held target
-    (held_targets) for `hold` s (or to the last sample); None if never."""
+    (held_targets) for `hold` s (or to the last sample), blips forgiven
+    (forgive_blips); None if never."""
     after = [s for s in samples if s["t"] >= t_from]
-    ok = [all(abs(s["share"][q] - held) <= band for q, held in held_targets(s).items())
-          for s in after]
+    ok = forgive_blips(after, [all(abs(s["share"][q] - held) <= band
+                                   for q, held in held_targets(s).items()) for s in after])
     for i, s in enumerate(after):
         j = i
         while j < len(after) and after[j]["t"] - s["t"] <= hold:

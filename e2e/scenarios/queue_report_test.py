@@ -143,18 +143,23 @@ class IndexTest(unittest.TestCase):
         self.assertAlmostEqual(0.0 - held["q1"], -0.3)
 
     def test_converge_time(self):
-        def samples(bad_until, blip=None, end=40):
+        def samples(bad_until, blips=(), end=40):
             out = []
             for t in range(0, end + 1):
-                off = 0.2 if t < bad_until or t == blip else 0.01
+                off = 0.2 if t < bad_until or t in blips else 0.01
                 out.append({"t": float(t), "target": {"a": 0.5, "b": 0.5, "c": 0.0},
                             "share": {"a": 0.5 + off, "b": 0.5 - off, "c": 0.3}})  # c: no target, ignored
             return out
 
         self.assertEqual(qr.converge_time(samples(26), 20.0, 0.05, 10.0), 6.0)
         self.assertEqual(qr.converge_time(samples(0), 20.0, 0.05, 10.0), 0.0)
-        # A blip at 30 s restarts the 10 s hold: converged from 31 s.
-        self.assertEqual(qr.converge_time(samples(26, blip=30), 20.0, 0.05, 10.0), 11.0)
+        # One sample out at 30 s (a gang's turnover) does not restart the
+        # 10 s hold; two in a row do: converged from 32 s.
+        self.assertEqual(qr.converge_time(samples(26, blips={30}), 20.0, 0.05, 10.0), 6.0)
+        self.assertEqual(qr.converge_time(samples(26, blips={30, 31}), 20.0, 0.05, 10.0), 12.0)
+        self.assertEqual(qr.converge_time(samples(26, blips={27}), 20.0, 0.05, 10.0), 6.0)
+        # The approach to the band is no blip, however short its last step.
+        self.assertEqual(qr.converge_time(samples(22), 20.0, 0.05, 10.0), 2.0)
         self.assertIsNone(qr.converge_time(samples(99), 20.0, 0.05, 10.0))
         # Within the band at the very end, but not for 10 s: counts (the run ended).
         self.assertEqual(qr.converge_time(samples(36), 20.0, 0.05, 10.0), 16.0)
