@@ -72,6 +72,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/string_hash.h"
 #include "extender/gpu_ledger.h"
 #include "extender/node_index.h"
 #include "extender/queue_gate.h"
@@ -389,12 +390,6 @@ class ClusterState {
     GpuHolding gpus;
   };
   static constexpr uint32_t kNoSlot = ~uint32_t{0};
-  // A string hash that also takes string_view, for lookups without a copy.
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-
   // Copy-on-write access to the node table shared with snapshots.
   Slots& MutableSlots();
   Index& MutableIndex();
@@ -432,8 +427,8 @@ class ClusterState {
   uint64_t generation_ = 0;
   WorkloadIndex workloads_;
   QueueGate queue_gate_;
-  std::unordered_map<std::string, PodRecord, StringHash, std::equal_to<>> pods_;
-  std::unordered_map<std::string, Assumption, StringHash, std::equal_to<>> assumed_;
+  std::unordered_map<std::string, PodRecord, base::StringHash, std::equal_to<>> pods_;
+  std::unordered_map<std::string, Assumption, base::StringHash, std::equal_to<>> assumed_;
   std::set<std::pair<Time, std::string>> expiry_;  // (expires, uid) of assumed_
   std::map<std::string, GangMembers, std::less<>> gang_pods_;
   uint64_t gang_generation_ = 0;

@@ -269,9 +269,7 @@ bool StillBuilt(const BuiltGang& built, const PodGroup& group, bool implicit, ui
 void Read(const ClusterState& state, const std::string& key, const PodGroup* group,
           const ClusterState::GangMembers* pods, BuiltGangs& built, GangRead& read) {
   const uint64_t version = pods == nullptr ? 0 : pods->version;
-  auto found = built.gangs.find(key);
-  if (found == built.gangs.end()) found = built.gangs.emplace(key, BuiltGang{}).first;
-  BuiltGang& b = found->second;
+  BuiltGang& b = built.gangs[key];
   const bool implicit = group == nullptr;
   if (b.last_read == 0 || !StillBuilt(b, implicit ? *b.group : *group, implicit, version)) {
     b.group = std::make_shared<const PodGroup>(implicit ? ImplicitGroupOf(pods->pods) : *group);
@@ -292,6 +290,17 @@ bool Implicit(const ClusterState& state, const ClusterState::GangMembers& member
   // read again per gang and pass.)
   const PodRecord* first = state.FindPod(members.pods.begin()->first);
   return first != nullptr && first->implicit_group;
+}
+
+// Adds the members of `g` placed (reserved or bound) or finished that are
+// in `tracked` (sorted uids) to `placed`.
+void AddTrackedPlaced(const gang::Gang& g, const std::vector<std::string>& tracked,
+                      std::set<std::string, std::less<>>& placed) {
+  for (const gang::Member& m : g.members) {
+    if (m.state != MemberState::kPending && std::ranges::binary_search(tracked, m.pod->meta.uid)) {
+      placed.insert(m.pod->meta.uid);
+    }
+  }
 }
 
 }  // namespace
@@ -401,7 +410,6 @@ GangInputs AssembleInputs(GangRead read, const GangRecords& records,
   in.charged = std::move(read.charged);
   const WorkloadView& workloads = read.snapshot.workloads();
   bool needs_view = false;
-  static const std::vector<gang::Member> kNoMembers;
   in.gangs.reserve(read.gangs.size());
   for (const BuiltGang* built_gang : read.gangs) {
     const BuiltGang& b = *built_gang;
@@ -409,12 +417,7 @@ GangInputs AssembleInputs(GangRead read, const GangRecords& records,
     needs_view = needs_view || NeedsView(g, in.waiting, workloads.queues());
     const bool evicting = Remember(records, evicted, now, g);
     // The queue gate tracks a few pods at most, and most passes none.
-    for (const gang::Member& m : read.tracked.empty() ? kNoMembers : g.members.all()) {
-      if (m.state != MemberState::kPending &&
-          std::ranges::binary_search(read.tracked, m.pod->meta.uid)) {
-        in.placed.insert(m.pod->meta.uid);
-      }
-    }
+    if (!read.tracked.empty()) AddTrackedPlaced(g, read.tracked, in.placed);
     // A member it evicted is terminating now: the victim is smaller.
     if (std::optional<gang::VictimCandidate> v = evicting ? VictimOf(g) : b.victim) {
       in.victims.push_back(*std::move(v));

@@ -68,7 +68,7 @@ struct BuiltGang {
 // cache's exclusive lock, and filter and bind waited on it.
 struct BuiltGangs {
   // By gang key. Hashed: the pass looks up every gang.
-  std::unordered_map<std::string, BuiltGang, GangKeyHash, std::equal_to<>> gangs;
+  std::unordered_map<std::string, BuiltGang, base::StringHash, std::equal_to<>> gangs;
   uint64_t reads = 0;  // ReadGangs calls
 };
 

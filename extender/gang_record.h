@@ -11,9 +11,9 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 
+#include "base/string_hash.h"
 #include "model/pod_group.h"
 #include "model/time.h"
 
@@ -48,10 +48,6 @@ struct GangRecord {
 };
 
 // By gang key. Hashed: every pass looks up every gang's.
-struct GangKeyHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
-};
-using GangRecords = std::unordered_map<std::string, GangRecord, GangKeyHash, std::equal_to<>>;
+using GangRecords = std::unordered_map<std::string, GangRecord, base::StringHash, std::equal_to<>>;
 
 }  // namespace muster::extender

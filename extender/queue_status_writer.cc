@@ -23,7 +23,8 @@ std::map<std::string, QueueStatus> Wanted(const std::map<std::string, Queue, std
     st.pending = st.running = st.inqueue = st.unknown = st.completed = 0;
   }
   for (const auto& [key, phase] : phases) {
-    const auto q = wanted.find(step.queue_of.at(std::string(key)));
+    const auto queue = step.queue_of.find(key);
+    const auto q = queue == step.queue_of.end() ? wanted.end() : wanted.find(queue->second);
     if (q == wanted.end()) continue;
     QueueStatus& st = q->second;
     if (phase == kPodGroupRunning)

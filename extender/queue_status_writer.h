@@ -32,6 +32,12 @@ struct QueueStatusRecord {
 };
 using QueueStatusRecords = std::map<std::string, QueueStatusRecord, std::less<>>;  // by name
 
+// A gang's phase after the pass (views of the pass's outcomes).
+struct GangPhase {
+  std::string_view key;
+  std::string_view phase;
+};
+
 // The status writes for `queues` (by name, as the watch saw them): every
 // resource of the cluster's total in allocated, zeros included (a merge
 // patch only removes a key written as null, so a resource the queue let go
@@ -40,10 +46,6 @@ using QueueStatusRecords = std::map<std::string, QueueStatusRecord, std::less<>>
 // written when its status differs from both what the watch shows and what
 // was last written, at most once per `interval`. Records of Queues gone are
 // dropped.
-struct GangPhase {
-  std::string_view key;  // the gang's
-  std::string_view phase;
-};
 std::vector<QueueStatusWrite> PlanQueueStatusWrites(
     const std::map<std::string, Queue, std::less<>>& queues, const QueueStep& step,
     const std::vector<GangPhase>& phases, Time now, std::chrono::milliseconds interval,

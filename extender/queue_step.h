@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/string_hash.h"
 #include "extender/queue_gate.h"
 #include "gang/gang.h"
 #include "model/queue.h"
@@ -55,7 +56,7 @@ struct QueueStep {
   // (Hashed: thousands of gangs of one - plain pods - are looked up per pass.)
   std::unordered_map<std::string, int> position;
   // Per gang: its queue's name (as named; "default" when unset).
-  std::unordered_map<std::string, std::string> queue_of;
+  std::unordered_map<std::string, std::string, base::StringHash, std::equal_to<>> queue_of;
 };
 
 // The queue a PodGroup names ("default" for none).

@@ -39,8 +39,6 @@ class SharedList {
   size_t size() const { return items_ == nullptr ? 0 : items_->size(); }
   bool empty() const { return size() == 0; }
   const T& operator[](size_t i) const { return (*items_)[i]; }
-  const T& front() const { return items_->front(); }
-  const T& back() const { return items_->back(); }
   const std::vector<T>& all() const { return items_ == nullptr ? Empty() : *items_; }
 
   // This copy's own vector, to change: copied first while another copy

@@ -32,15 +32,15 @@ TEST(SharedListTest, CopiesShareUntilOneChanges) {
 
 TEST(SharedListTest, AListNoOtherCopySharesIsChangedInPlace) {
   Names list = {"a", "b"};
-  const std::string* first = &list.front();
+  const std::string* first = &list[0];
   list.Edit()[0] = "z";
-  EXPECT_EQ(&list.front(), first) << "no other copy: not copied";
+  EXPECT_EQ(&list[0], first) << "no other copy: not copied";
   {
     const Names other = list;
     EXPECT_TRUE(other.SharesWith(list));
   }  // the only other copy let go
   list.Edit()[1] = "y";
-  EXPECT_EQ(&list.front(), first);
+  EXPECT_EQ(&list[0], first);
   EXPECT_THAT(list, ElementsAre("z", "y"));
 }
 
