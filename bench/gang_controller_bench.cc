@@ -6,7 +6,8 @@
 //
 //   ControllerPass/<nodes>/<running>/<waiting>: `nodes` nodes of 8 GPUs;
 //   `running` Volcano PodGroups of 11 bound pods each (round-robin over the
-//   nodes: the 5000-node bench cluster's 5000 Jobs and 55 000 pods); and
+//   nodes: the 5000-node bench cluster's 5000 Jobs and 55 000 pods, their
+//   PodGroups showing the status the controller computes); and
 //   `waiting` PodGroups of 8 one-GPU pods. The first pass reserves the
 //   waiting ones; every pass timed keeps those reservations, as passes do
 //   while a burst's members bind. No pass may take over 100 ms (issue 22).
@@ -27,6 +28,7 @@
 #include "extender/cluster_cache.h"
 #include "extender/gang_controller.h"
 #include "extender/gang_inputs.h"
+#include "gang/gang.h"
 #include "model/clock.h"
 #include "model/testing/builders.h"
 
@@ -43,7 +45,21 @@ constexpr int kWaitingPods = 8;
 std::string NodeName(int i) { return "node-" + std::to_string(i); }
 
 void AddGroup(ClusterCache& cache, const std::string& name, int pods, int nodes, int first_node) {
-  cache.UpsertPodGroup(MakePodGroup(name).Namespace("ml").MinMember(pods));
+  PodGroup group = MakePodGroup(name).Namespace("ml").MinMember(pods);
+  group.meta.uid = "uid-" + name;  // as the API gives every object
+  group.meta.resource_version = "1";
+  if (first_node >= 0) {
+    // Running: its PodGroup shows the status the controller wrote (the
+    // watch brought it back), as a running Job's does.
+    group.status = PodGroupStatus{
+        .phase = std::string(kPodGroupRunning),
+        .conditions = {Condition{.type = "Scheduled",
+                                 .status = "True",
+                                 .reason = std::string(gang::kScheduledReason),
+                                 .last_transition_time = Time::FromUnixSeconds(1'000'000)}},
+        .running = pods};
+  }
+  cache.UpsertPodGroup(group);
   for (int i = 0; i < pods; ++i) {
     const std::string pod = name + "-" + std::to_string(i);
     test::PodBuilder b =

@@ -194,10 +194,12 @@ void ScanNodes(const ClusterSnapshot& snapshot, bool with_view, GangInputs& in) 
 bool NeedsView(const gang::Gang& g, const WaitingPods& waiting,
                const std::map<std::string, Queue, std::less<>>& queues) {
   const bool awaits_admission = gang::AwaitsAdmission(g) && g.spec.min_resources.has_value();
-  return awaits_admission || std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
-           return m.state == MemberState::kReserved ||
-                  (m.state == MemberState::kPending && PassPlans(g, m, waiting, queues));
-         });
+  const gang::MemberSummary& s = g.members.summary();
+  if (awaits_admission || s.reserved > 0) return true;
+  if (s.pending == 0) return false;  // no member to walk for
+  return std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+    return m.state == MemberState::kPending && PassPlans(g, m, waiting, queues);
+  });
 }
 
 // Whether the pass would change nothing for `g`: a member is bound or
@@ -207,6 +209,9 @@ bool NeedsView(const gang::Gang& g, const WaitingPods& waiting,
 // them for the pass was a tenth of it).
 bool Settled(const gang::Gang& g, const WaitingPods& waiting,
              const std::map<std::string, Queue, std::less<>>& queues) {
+  const gang::MemberSummary& s = g.members.summary();
+  if (s.reserved > 0) return false;
+  if (s.pending == 0) return s.Scheduled() > 0;  // no member to walk for
   bool started = false;
   for (const gang::Member& m : g.members) {
     if (m.state == MemberState::kReserved) return false;
@@ -305,14 +310,9 @@ void AddTrackedPlaced(const gang::Gang& g, const std::vector<std::string>& track
 
 }  // namespace
 
-int32_t CountScheduled(const gang::Gang& g) {
-  return static_cast<int32_t>(std::ranges::count_if(g.members, &gang::Member::Scheduled));
-}
+int32_t CountScheduled(const gang::Gang& g) { return g.members.summary().Scheduled(); }
 
-int32_t CountReserved(const gang::Gang& g) {
-  return static_cast<int32_t>(
-      std::ranges::count(g.members, MemberState::kReserved, &gang::Member::state));
-}
+int32_t CountReserved(const gang::Gang& g) { return g.members.summary().reserved; }
 
 // The gangs the pass plans: all but those their queue holds back and the
 // settled ones, without the pending members it leaves to filter
@@ -331,7 +331,7 @@ std::vector<gang::Gang> PlannedGangs(const std::vector<gang::Gang>& gangs,
       return m.state == MemberState::kPending && !PassPlans(g, m, waiting, queues);
     };
     if (std::ranges::any_of(g.members, left_to_filter)) {
-      std::erase_if(out.back().members.Edit(), left_to_filter);
+      std::erase_if(*out.back().members.Edit(), left_to_filter);
     }
   }
   return out;

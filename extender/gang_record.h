@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "base/string_hash.h"
+#include "gang/gang.h"
 #include "model/pod_group.h"
 #include "model/time.h"
 
@@ -45,6 +47,18 @@ struct GangRecord {
   std::optional<Time> written_at;
   // The reserved members a pass planned, by pod uid.
   std::map<std::string, MemberRecord, std::less<>> members;
+  // The gang as the last pass found it settled - nothing decided for it,
+  // nothing reserved, and the status it computed the one its PodGroup shows
+  // (or no PodGroup object to show one) - and that status's phase. A pass
+  // that finds the same PodGroup object and the same members computes the
+  // same status, writes nothing and changes no record: it reuses the phase
+  // instead (most gangs of a busy cluster, every pass).
+  struct Settled {
+    std::shared_ptr<const PodGroup> group;
+    gang::MemberList members;  // shares the gang's
+    std::string phase;
+  };
+  std::optional<Settled> settled;
 };
 
 // By gang key. Hashed: every pass looks up every gang's.

@@ -168,7 +168,12 @@ void RecordProgress(const GangOutcome& outcome, const GangDecision& d, Time now,
 // reserved too, and needs nothing.) Forgets the members no longer reserved.
 void PlanWakes(const gang::Gang& g, bool pin_members, GangRecord& record,
                std::vector<GangWrite>& out) {
-  std::set<std::string, std::less<>> reserved;
+  if (g.members.summary().reserved == 0) {  // most gangs: nothing to walk for
+    record.members.clear();
+    return;
+  }
+  std::unordered_set<std::string_view> reserved;
+  reserved.reserve(g.members.summary().reserved);
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kReserved) continue;
     reserved.insert(m.pod->meta.uid);
@@ -244,30 +249,50 @@ std::optional<Duration> RunWaitClock(const gang::Gang& g, const GangOutcome& out
   return waited;
 }
 
+bool NothingDecided(const GangDecision& d) {
+  return d.plan == nullptr && d.wait == nullptr && !d.expired && !d.admitted && !d.applied;
+}
+
+GangOutcome OutcomeOf(const gang::Gang& g) {
+  return GangOutcome{.key = g.key,
+                     .min_member = g.spec.min_member,
+                     .members = static_cast<int64_t>(g.members.size()),
+                     .scheduled = CountScheduled(g),
+                     .reserved = CountReserved(g),
+                     .priority = g.priority};
+}
+
 GangOutcome PlanGang(const gang::Gang& before, const GangDecision& d, const PassFacts& f,
                      const WriteOptions& options, GangRecord& record, std::vector<GangWrite>& out) {
+  const std::shared_ptr<const PodGroup>& group = f.inputs.groups.at(before.key);
+  const bool nothing_decided = NothingDecided(d);
+  if (nothing_decided && record.settled && record.settled->group == group &&
+      record.settled->members.SharesWith(before.members)) {
+    GangOutcome outcome = OutcomeOf(before);
+    outcome.phase = record.settled->phase;
+    return outcome;
+  }
+  record.settled.reset();
   // Most gangs of a pass neither reserve nor expire: no copy for them.
   std::optional<gang::Gang> after;
   if (d.expired || d.applied) after = AfterPass(before, d);
   const gang::Gang& g = after.has_value() ? *after : before;
-  const PodGroup& group = *f.inputs.groups.at(g.key);
-  GangOutcome outcome{.key = g.key,
-                      .min_member = g.spec.min_member,
-                      .members = static_cast<int64_t>(g.members.size()),
-                      .scheduled = CountScheduled(g),
-                      .reserved = CountReserved(g),
-                      .priority = g.priority};
+  GangOutcome outcome = OutcomeOf(g);
   RecordProgress(outcome, d, f.now, record);
   PlanWakes(g, options.pin_members, record, out);
   if (d.wait != nullptr) outcome.wait = *d.wait;
-  PodGroupStatus status = gang::StatusOf(g, d.admitted || d.applied, d.wait, group.status, f.now);
+  PodGroupStatus status = gang::StatusOf(g, d.admitted || d.applied, d.wait, group->status, f.now);
   outcome.phase = status.phase;
   // A PodGroup of one of Volcano's (ImplicitPodGroup) has no object to
   // write to.
-  if (!f.inputs.implicit.contains(g.key)) {
-    PlanStatusAndEvents(g, group, std::move(status), d, f, options, record, out);
-  }
+  const bool implicit = f.inputs.implicit.contains(g.key);
+  const bool shown = implicit || status == group->status;
+  if (!implicit) PlanStatusAndEvents(g, *group, std::move(status), d, f, options, record, out);
   outcome.waited = RunWaitClock(g, outcome, f.now, record);
+  if (nothing_decided && outcome.reserved == 0 && shown) {
+    record.settled =
+        GangRecord::Settled{.group = group, .members = g.members, .phase = outcome.phase};
+  }
   return outcome;
 }
 
@@ -435,7 +460,10 @@ WritePlan PlanWrites(const PassFacts& facts, const WriteOptions& options, WriteM
   }
   PlanBrokenAnswers(facts.inputs, facts.now, memory, plan.writes);
   Expire(facts.now, memory);
-  // A gang that is gone (finished and deleted) is forgotten whole.
+  // A gang that is gone (finished and deleted) is forgotten whole. Every
+  // gang of the pass has its record by now: no more records than gangs,
+  // none is gone (most passes).
+  if (memory.gangs.size() == plan.gangs.size()) return plan;
   std::unordered_set<std::string_view> present;
   present.reserve(plan.gangs.size());
   for (const GangOutcome& g : plan.gangs) present.insert(g.key);

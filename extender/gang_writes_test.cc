@@ -271,6 +271,49 @@ TEST(PlanWritesTest, SlotsCoalescePerObjectAndOrderGatesFirst) {
 
 // A gang that finished and was deleted: its record goes, whole, and no
 // write refers to it.
+// A settled gang's pass reuses the last one's outcome (GangRecord::settled)
+// only while its PodGroup object and members are the ones it was computed
+// from: whatever changes either is answered as on a first pass.
+TEST(PlanWritesTest, ASettledGangIsAnsweredAgainWhenItsPodGroupOrMembersChange) {
+  Pass pass;
+  pass.AddGang("a", {{"a-0", MemberState::kBound, "n1"}, {"a-1", MemberState::kBound, "n1"}});
+  const std::string key = pass.inputs.gangs[0].key;
+  const auto show = [&](const PodGroupStatus& status) {
+    PodGroup group = *pass.inputs.groups.at(key);
+    group.status = status;
+    pass.inputs.groups[key] = std::make_shared<const PodGroup>(std::move(group));
+  };
+  WriteMemory memory;
+
+  const std::vector<PodGroupStatusWrite> first = Of<PodGroupStatusWrite>(pass.Plan(memory));
+  ASSERT_EQ(first.size(), 1u) << "a new PodGroup gets its status";
+  EXPECT_EQ(first[0].status.phase, kPodGroupRunning);
+  show(first[0].status);  // the watch brings the written status back
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE("settled, pass " + std::to_string(i));
+    const WritePlan plan = pass.Plan(memory);
+    EXPECT_THAT(plan.writes, IsEmpty());
+    ASSERT_EQ(plan.gangs.size(), 1u);
+    EXPECT_EQ(plan.gangs[0].phase, kPodGroupRunning);
+    EXPECT_EQ(plan.gangs[0].scheduled, 2);
+  }
+
+  // Someone else dropped the Scheduled condition: a new PodGroup object.
+  pass.now = pass.now + 10s;
+  show(PodGroupStatus{.phase = std::string(kPodGroupRunning)});
+  std::vector<PodGroupStatusWrite> again = Of<PodGroupStatusWrite>(pass.Plan(memory));
+  ASSERT_EQ(again.size(), 1u) << "a new PodGroup object is looked at again";
+  ASSERT_EQ(again[0].status.conditions.size(), 1u);
+  EXPECT_EQ(again[0].status.conditions[0].type, "Scheduled");
+
+  show(again[0].status);
+  EXPECT_THAT(pass.Plan(memory).writes, IsEmpty());
+  pass.inputs.gangs[0].members.Edit()[0].state = MemberState::kSucceeded;
+  again = Of<PodGroupStatusWrite>(pass.Plan(memory));
+  ASSERT_EQ(again.size(), 1u) << "changed members are looked at again";
+  EXPECT_EQ(again[0].status.succeeded, 1);
+}
+
 TEST(PlanWritesTest, AGangGoneLeavesNothingBehind) {
   Pass first;
   first.AddGang("done", {{.name = "done-0"}});

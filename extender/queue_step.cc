@@ -11,53 +11,39 @@
 namespace muster::extender {
 namespace {
 
-using gang::MemberState;
-
 // What a gang's members hold (bound or reserved, unfinished) and want (the
-// rest), requests only.
+// rest), requests only (no pod slots): the sums its member list keeps, read
+// in place.
 struct Holdings {
-  Resources allocated;
-  Resources bound;  // the part of `allocated` bound to nodes
+  const gang::MemberSummary* members = nullptr;  // the gang's; never null
+  // What the members not placed want, or the gang's admission need when
+  // that is more (the one sum not the list's).
   Resources pending;
-  // What a gang evicting victims for itself waits for (also in `pending`).
-  Resources claimed;
-  // What its terminating members still hold on their nodes: no queue's, but
-  // part of the capacity the queues share once it is free.
-  Resources leaving;
+  // The gang evicts victims for itself and waits for `pending`.
+  bool claims = false;
+
+  // Bound, or reserved and about to bind.
+  Resources Allocated() const { return members->bound_request + members->reserved_request; }
+  // The part of Allocated() bound to nodes.
+  const Resources& Bound() const { return members->bound_request; }
+  // What its terminating members still hold on their nodes: no queue's,
+  // but part of the capacity the queues share once it is free. (A
+  // terminating member - an eviction victim, say - is on its way out: its
+  // queue must not look as if it still held it, or reclaim would take
+  // from it twice.)
+  const Resources& Leaving() const { return members->leaving_request; }
 };
 
 Holdings HoldingsOf(const gang::Gang& g) {
-  Holdings h;
-  Resources reserved;
-  for (const gang::Member& m : g.members) {
-    // A terminating member (an eviction victim, say) is on its way out: its
-    // queue must not look as if it still held it, or reclaim would take
-    // from it twice.
-    if (m.Finished()) continue;
-    if (m.terminating) {
-      if (m.state == MemberState::kBound) h.leaving += m.request;
-      continue;
-    }
-    // One sum per member: at 5000 running Jobs these sums are most of the
-    // step.
-    if (m.state == MemberState::kBound) {
-      h.bound += m.request;
-    } else if (m.state == MemberState::kReserved) {
-      reserved += m.request;
-    } else {
-      h.pending += m.request;
-      if (g.preempting) h.claimed += m.request;
-    }
-  }
-  h.allocated = h.bound + reserved;
+  const gang::MemberSummary& s = g.members.summary();
+  Holdings h{.members = &s, .pending = s.pending_request, .claims = g.preempting};
   // A gang not admitted yet may have no pods (a Volcano Job's come with
   // admission): its minimum is its queue's demand all the same, or a queue
   // of such Jobs would never deserve - nor reclaim - more than it holds.
-  if (gang::AwaitsAdmission(g)) h.pending = Resources::Max(h.pending, gang::AdmissionNeed(g));
-  h.allocated.Erase(kPods);
-  h.bound.Erase(kPods);
-  h.pending.Erase(kPods);
-  h.leaving.Erase(kPods);
+  if (gang::AwaitsAdmission(g)) {
+    h.pending = Resources::Max(h.pending, gang::AdmissionNeed(g));
+    h.pending.Erase(kPods);
+  }
   return h;
 }
 
@@ -74,9 +60,7 @@ queue::QueueState StateOf(const Queue& q) {
 }
 
 bool HoldsNothing(const gang::Gang& g) {
-  return std::ranges::none_of(g.members, [](const gang::Member& m) {
-    return m.state == MemberState::kBound || m.state == MemberState::kReserved;
-  });
+  return g.members.summary().bound + g.members.summary().reserved == 0;
 }
 
 // The gang is held by its queue: the wait, or nothing.
@@ -143,10 +127,11 @@ QueueStates StatesOf(const std::map<std::string, Queue, std::less<>>& queues) {
 }
 
 // The gangs of a step, counted: the Holdings of each one its queue does not
-// hold, the keys of those it holds, and what the queues hold in all.
+// hold, the keys of those it holds, and what the queues hold in all. Keys
+// are views of the gangs' own.
 struct GangTally {
-  std::unordered_map<std::string, Holdings> of_gang;
-  std::unordered_set<std::string> held;
+  std::unordered_map<std::string_view, Holdings> of_gang;
+  std::unordered_set<std::string_view> held;
   Resources held_by_queues;  // allocated and leaving, of the counted gangs
 };
 
@@ -154,6 +139,8 @@ struct GangTally {
 // to its queue's state.
 GangTally TallyGangs(const std::vector<gang::Gang>& gangs, QueueStates& states, QueueStep& step) {
   GangTally tally;
+  tally.of_gang.reserve(gangs.size());
+  step.queue_of.reserve(gangs.size());
   for (const gang::Gang& g : gangs) {
     const std::string name = QueueName(g.spec);
     step.queue_of[g.key] = name;
@@ -164,11 +151,15 @@ GangTally TallyGangs(const std::vector<gang::Gang>& gangs, QueueStates& states, 
     }
     Holdings h = HoldingsOf(g);
     if (auto it = states.find(name); it != states.end()) {
-      it->second.allocated += h.allocated;
+      // Added one by one: no sum made per gang.
+      for (const Resources* held : {&h.members->bound_request, &h.members->reserved_request}) {
+        it->second.allocated += *held;
+        tally.held_by_queues += *held;
+      }
+      tally.held_by_queues += h.Leaving();
       it->second.pending += h.pending;
-      tally.held_by_queues += h.allocated + h.leaving;
     }
-    tally.of_gang[g.key] = std::move(h);
+    tally.of_gang.emplace(g.key, std::move(h));
   }
   return tally;
 }
@@ -176,14 +167,16 @@ GangTally TallyGangs(const std::vector<gang::Gang>& gangs, QueueStates& states, 
 // The limits of the step's shares, with per queue, own and descendants':
 // what preempting gangs wait for, and what is bound.
 gang::QueueLimits LimitsOfStep(const QueueStep& step, const QueueStates& states,
-                               const std::unordered_map<std::string, Holdings>& of_gang) {
+                               const std::unordered_map<std::string_view, Holdings>& of_gang) {
   std::map<std::string, Resources> claimed, bound;
   for (const auto& [key, h] : of_gang) {
-    const auto q = step.shares.queues.find(step.queue_of.at(key));
+    const auto q = step.shares.queues.find(step.queue_of.find(key)->second);
     if (q == step.shares.queues.end()) continue;
     for (const std::string& at : q->second.path) {
-      if (!h.claimed.IsZero()) claimed[at] += h.claimed;
-      bound[at] += h.bound;
+      if (h.claims && !h.members->pending_request.IsZero()) {
+        claimed[at] += h.members->pending_request;
+      }
+      bound[at] += h.Bound();
     }
   }
   return LimitsOf(step.shares, states, claimed, bound);
@@ -192,23 +185,23 @@ gang::QueueLimits LimitsOfStep(const QueueStep& step, const QueueStates& states,
 // Sets every gang's queue path; returns the gangs with members to place
 // that their queue does not hold, for the order.
 std::vector<queue::PendingGang> PendingGangs(std::vector<gang::Gang>& gangs, const QueueStep& step,
-                                             GangTally& tally) {
+                                             const GangTally& tally) {
   std::vector<queue::PendingGang> pending;
   for (gang::Gang& g : gangs) {
-    const std::string& name = step.queue_of.at(g.key);
+    const std::string& name = step.queue_of.find(g.key)->second;
     if (const auto it = step.shares.queues.find(name); it != step.shares.queues.end()) {
-      g.queues = it->second.path;
+      if (g.queues != it->second.path) g.queues = it->second.path;
     }
-    if (tally.held.contains(g.key) || std::ranges::none_of(g.members, gang::AwaitsPlacement)) {
-      continue;
-    }
-    const auto placed = std::ranges::count_if(g.members, gang::CountsPlaced);
+    const gang::MemberSummary& s = g.members.summary();
+    if (s.awaiting == 0 || tally.held.contains(g.key)) continue;
+    const Holdings& h = tally.of_gang.at(g.key);
+    const int64_t placed = static_cast<int64_t>(g.members.size()) - s.pending;
     pending.push_back(queue::PendingGang{.key = g.key,
                                          .queue = name,
                                          .priority = g.priority,
                                          .created = g.created,
-                                         .request = tally.of_gang[g.key].pending,
-                                         .allocated = tally.of_gang[g.key].allocated,
+                                         .request = h.pending,
+                                         .allocated = h.Allocated(),
                                          .minimum_met = placed >= std::max(g.spec.min_member, 1),
                                          .claims = g.preempting});
   }

@@ -11,44 +11,19 @@
 namespace muster::gang {
 namespace {
 
-// Volcano's reason for the Scheduled condition, kept verbatim for tools
-// that match on it.
-constexpr std::string_view kScheduledReason = "tasks in gang are ready to be scheduled";
-
-struct Tally {
-  int32_t scheduled = 0;  // bound or finished
-  int32_t finished = 0;
-  int32_t reserved = 0;
-  int32_t running = 0;
-  int32_t succeeded = 0;
-  int32_t failed = 0;
-};
-
-Tally Count(const Gang& gang) {
-  Tally t;
-  for (const Member& m : gang.members) {
-    if (m.Scheduled()) ++t.scheduled;
-    if (m.Finished()) ++t.finished;
-    if (m.state == MemberState::kReserved) ++t.reserved;
-    // Volcano's `running` counts pods in phase Running, not merely bound.
-    if (m.state == MemberState::kBound && m.pod->status.phase == "Running") ++t.running;
-    if (m.state == MemberState::kSucceeded) ++t.succeeded;
-    if (m.state == MemberState::kFailed) ++t.failed;
-  }
-  return t;
-}
-
 bool StaysInqueue(std::string_view phase) {
   return phase == kPodGroupInqueue || phase == kPodGroupRunning || phase == kPodGroupUnknown;
 }
 
 // Order as documented on StatusOf. A gang with nothing scheduled is never
 // Running/Completed, even with minMember 0.
-std::string_view PhaseOf(const Gang& gang, const Tally& t, bool admitted, const Wait* wait) {
-  if (t.scheduled > 0 && t.scheduled >= gang.spec.min_member) {
-    return t.finished == t.scheduled ? kPodGroupCompleted : kPodGroupRunning;
+std::string_view PhaseOf(const Gang& gang, const MemberSummary& t, bool admitted,
+                         const Wait* wait) {
+  const int32_t scheduled = t.Scheduled();
+  if (scheduled > 0 && scheduled >= gang.spec.min_member) {
+    return t.Finished() == scheduled ? kPodGroupCompleted : kPodGroupRunning;
   }
-  if (t.scheduled > 0 && wait != nullptr) return kPodGroupUnknown;
+  if (scheduled > 0 && wait != nullptr) return kPodGroupUnknown;
   if (admitted || t.reserved > 0 || StaysInqueue(gang.phase)) return kPodGroupInqueue;
   return kPodGroupPending;
 }
@@ -112,17 +87,52 @@ bool GangOrder(const Gang& a, const Gang& b) {
          std::tie(b.queue_rank, b_rank, b.created, b.key);
 }
 
+MemberSummary MemberSummary::Of(const std::vector<Member>& members) {
+  MemberSummary s;
+  for (const Member& m : members) {
+    switch (m.state) {
+      case MemberState::kPending:
+        ++s.pending;
+        if (m.terminating) break;
+        ++s.awaiting;
+        s.pending_request += m.request;
+        break;
+      case MemberState::kReserved:
+        ++s.reserved;
+        if (!m.terminating) s.reserved_request += m.request;
+        break;
+      case MemberState::kBound:
+        ++s.bound;
+        if (m.pod->status.phase == "Running") ++s.running;
+        (m.terminating ? s.leaving_request : s.bound_request) += m.request;
+        break;
+      case MemberState::kSucceeded:
+        ++s.succeeded;
+        break;
+      case MemberState::kFailed:
+        ++s.failed;
+        break;
+    }
+  }
+  for (Resources* sum :
+       {&s.pending_request, &s.reserved_request, &s.bound_request, &s.leaving_request}) {
+    sum->Erase(kPods);
+  }
+  return s;
+}
+
 PodGroupStatus StatusOf(const Gang& gang, bool admitted, const Wait* wait,
                         const PodGroupStatus& previous, Time now) {
-  const Tally t = Count(gang);
+  const MemberSummary& t = gang.members.summary();
   PodGroupStatus status{.phase = std::string(PhaseOf(gang, t, admitted, wait)),
                         .running = t.running,
                         .succeeded = t.succeeded,
                         .failed = t.failed};
+  const int32_t held = t.Scheduled() + t.reserved;
   if (wait != nullptr) {
     status.conditions.push_back(
         MakeCondition("Unschedulable", wait->reason, wait->message, previous, now));
-  } else if (t.scheduled + t.reserved > 0 && t.scheduled + t.reserved >= gang.spec.min_member) {
+  } else if (held > 0 && held >= gang.spec.min_member) {
     // The gang's minimum holds a node: bound, or reserved and about to bind.
     status.conditions.push_back(MakeCondition("Scheduled", kScheduledReason, "", previous, now));
   }

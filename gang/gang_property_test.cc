@@ -120,8 +120,8 @@ void ApplyPlans(Sim& sim, Rng& rng, const PassResult& r) {
     ASSERT_NE(gang, nullptr);
     const bool nothing_bound = PlacedCount(*gang) == 0;
     for (const Assignment& a : plan.reserve) {
-      std::vector<Member>& members = gang->members.Edit();
-      auto m = std::ranges::find_if(members,
+      const MemberList::Editor members = gang->members.Edit();
+      auto m = std::ranges::find_if(*members,
                                     [&](const Member& x) { return x.pod->meta.uid == a.pod_uid; });
       ASSERT_NE(m, members.end());
       ASSERT_EQ(m->state, MemberState::kPending) << a.pod_name;

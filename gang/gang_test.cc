@@ -526,6 +526,80 @@ TEST(MemberTest, StateNames) {
   EXPECT_EQ(MemberStateName(MemberState::kFailed), "Failed");
 }
 
+// What a pass reads of a gang's members without walking them: the counts
+// behind its PodGroup status and the requests behind its queue's share.
+TEST(MemberSummaryTest, CountsAndSumsTheMembersByState) {
+  const auto cpu = [](const std::string& n) { return MakePod(n).Cpu(n == "big" ? "8" : "1"); };
+  Pod pending_phase = cpu("bound-not-running");
+  pending_phase.status.phase = "Pending";
+  struct Case {
+    std::string name;
+    Gang gang;
+    MemberSummary want;
+  };
+  const std::vector<Case> cases = {
+      {"no members", MakeGang("g"), {}},
+      {"one per state",
+       MakeGang("g")
+           .Pending(cpu("p"))
+           .Reserved(cpu("r"), "n1")
+           .Bound(cpu("big"), "n1")
+           .Succeeded(cpu("s"), "n1")
+           .Failed(cpu("f"), "n1"),
+       {.pending = 1,
+        .awaiting = 1,
+        .reserved = 1,
+        .bound = 1,
+        .running = 1,
+        .succeeded = 1,
+        .failed = 1,
+        .pending_request = Res({{"cpu", "1"}}),
+        .reserved_request = Res({{"cpu", "1"}}),
+        .bound_request = Res({{"cpu", "8"}})}},
+      {"a bound pod not yet Running is bound, not running",
+       MakeGang("g").Add(pending_phase, MemberState::kBound, "n1"),
+       {.bound = 1, .bound_request = Res({{"cpu", "1"}})}},
+      {"terminating: a bound one is leaving, others request nothing",
+       MakeGang("g")
+           .Add(cpu("big"), MemberState::kBound, "n1", "", /*terminating=*/true)
+           .Add(cpu("p"), MemberState::kPending, "", "", /*terminating=*/true)
+           .Add(cpu("r"), MemberState::kReserved, "n1", "", /*terminating=*/true),
+       {.pending = 1, .reserved = 1, .bound = 1, .leaving_request = Res({{"cpu", "8"}})}},
+      {"pod slots left out of the sums",
+       MakeGang("g").Pending(MakePod("p").Cpu("1").Request(kPods, "1")),
+       {.pending = 1, .awaiting = 1, .pending_request = Res({{"cpu", "1"}})}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const MemberSummary& got = c.gang.members.summary();
+    EXPECT_EQ(got.pending, c.want.pending);
+    EXPECT_EQ(got.awaiting, c.want.awaiting);
+    EXPECT_EQ(got.reserved, c.want.reserved);
+    EXPECT_EQ(got.bound, c.want.bound);
+    EXPECT_EQ(got.running, c.want.running);
+    EXPECT_EQ(got.succeeded, c.want.succeeded);
+    EXPECT_EQ(got.failed, c.want.failed);
+    EXPECT_EQ(got.pending_request, c.want.pending_request);
+    EXPECT_EQ(got.reserved_request, c.want.reserved_request);
+    EXPECT_EQ(got.bound_request, c.want.bound_request);
+    EXPECT_EQ(got.leaving_request, c.want.leaving_request);
+  }
+}
+
+TEST(MemberSummaryTest, FollowsEveryChangeOfTheMembers) {
+  Gang gang = MakeGang("g").Pending(Worker("w-0", 1)).Pending(Worker("w-1", 1));
+  const Gang before = gang;
+  gang.members.Edit()[0].state = MemberState::kReserved;
+  EXPECT_EQ(gang.members.summary().reserved, 1);
+  EXPECT_EQ(gang.members.summary().awaiting, 1);
+  for (Member& m : gang.members.Edit()) m.state = MemberState::kBound;
+  EXPECT_EQ(gang.members.summary().bound, 2);
+  EXPECT_EQ(gang.members.summary().bound_request, Res({{"cpu", "8"}, {"nvidia.com/gpu", "2"}}));
+  std::erase_if(*gang.members.Edit(), [](const Member& m) { return m.pod->meta.name == "w-1"; });
+  EXPECT_EQ(gang.members.summary().bound, 1);
+  EXPECT_EQ(before.members.summary().pending, 2) << "a copy keeps its own members' summary";
+}
+
 // ---------------------------------------------------------------------------
 // RunPass.
 

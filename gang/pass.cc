@@ -505,7 +505,7 @@ struct Planning {
 
 // A plan's new members as reserved in `gang` (a copy being planned on).
 void MarkReserved(Gang& gang, const GangPlan& plan) {
-  ForEachAssigned(gang.members.Edit(), plan.reserve, [](Member& m, const Assignment& a) {
+  ForEachAssigned(*gang.members.Edit(), plan.reserve, [](Member& m, const Assignment& a) {
     m.state = MemberState::kReserved;
     m.node = a.node;
   });

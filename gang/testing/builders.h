@@ -124,7 +124,7 @@ class GangBuilder {
   // Members in pod-name order, as Gang requires.
   Gang Build() const {
     Gang gang = gang_;
-    std::ranges::sort(gang.members.Edit(), {}, [](const Member& m) { return m.pod->meta.name; });
+    std::ranges::sort(*gang.members.Edit(), {}, [](const Member& m) { return m.pod->meta.name; });
     return gang;
   }
   operator Gang() const { return Build(); }  // NOLINT: implicit by design
