@@ -1,6 +1,7 @@
 // PlanWrites tables: what a pass writes, per kind; the slots that coalesce
 // writes to one object; a gang gone leaves nothing behind; a write that
-// failed is planned again.
+// failed is planned again; a settled gang is planned again once its PodGroup
+// or members change.
 #include "extender/gang_writes.h"
 
 #include <gmock/gmock.h>
@@ -269,8 +270,6 @@ TEST(PlanWritesTest, SlotsCoalescePerObjectAndOrderGatesFirst) {
   EXPECT_LT(SlotOf(CreateEvent{}).rank, SlotOf(EvictPod{}).rank);
 }
 
-// A gang that finished and was deleted: its record goes, whole, and no
-// write refers to it.
 // A settled gang's pass reuses the last one's outcome (GangRecord::settled)
 // only while its PodGroup object and members are the ones it was computed
 // from: whatever changes either is answered as on a first pass.
@@ -314,6 +313,8 @@ TEST(PlanWritesTest, ASettledGangIsAnsweredAgainWhenItsPodGroupOrMembersChange) 
   EXPECT_EQ(again[0].status.succeeded, 1);
 }
 
+// A gang that finished and was deleted: its record goes, whole, and no
+// write refers to it.
 TEST(PlanWritesTest, AGangGoneLeavesNothingBehind) {
   Pass first;
   first.AddGang("done", {{.name = "done-0"}});

@@ -19,7 +19,8 @@ struct Holdings {
   // What the members not placed want, or the gang's admission need when
   // that is more (the one sum not the list's).
   Resources pending;
-  // The gang evicts victims for itself and waits for `pending`.
+  // The gang evicts victims for itself and waits for them to free what its
+  // pending members request.
   bool claims = false;
 
   // Bound, or reserved and about to bind.
