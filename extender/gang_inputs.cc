@@ -10,6 +10,7 @@
 
 #include "extender/queue_step.h"
 #include "gang/conformance.h"
+#include "gang/feasibility.h"
 #include "kube/codec/volcano_codec.h"
 
 namespace muster::extender {
@@ -98,7 +99,6 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
       .key = g.key, .priority = g.priority, .created = g.created, .evictable = gang::Evictable(g)};
   for (const gang::Member& m : g.members) {
     if (m.state != MemberState::kBound || m.terminating) continue;
-    v.holds += m.request;
     Resources held = WithPodSlot(m.request);
     v.gpus += held.milli_gpus();
     v.pods.push_back({.uid = m.pod->meta.uid,
@@ -109,7 +109,7 @@ std::optional<gang::VictimCandidate> VictimOf(const gang::Gang& g) {
                       .gpus = m.gpus});
   }
   if (v.pods.empty()) return std::nullopt;
-  v.holds.Erase(kPods);
+  v.holds = g.members.summary().bound_request;  // what the pods above request
   return v;
 }
 
@@ -210,16 +210,11 @@ bool NeedsView(const gang::Gang& g, const WaitingPods& waiting,
 bool Settled(const gang::Gang& g, const WaitingPods& waiting,
              const std::map<std::string, Queue, std::less<>>& queues) {
   const gang::MemberSummary& s = g.members.summary();
-  if (s.reserved > 0) return false;
-  if (s.pending == 0) return s.Scheduled() > 0;  // no member to walk for
-  bool started = false;
-  for (const gang::Member& m : g.members) {
-    if (m.state == MemberState::kReserved) return false;
-    const bool pending = m.state == MemberState::kPending;
-    if (pending && !m.terminating && PassPlans(g, m, waiting, queues)) return false;
-    started = started || !pending;
-  }
-  return started;
+  if (s.reserved > 0 || s.Scheduled() == 0) return false;
+  if (s.awaiting == 0) return true;  // no member to walk for
+  return std::ranges::none_of(g.members, [&](const gang::Member& m) {
+    return gang::AwaitsPlacement(m) && PassPlans(g, m, waiting, queues);
+  });
 }
 
 // What the controller remembers of `g`: its reservation's last progress, a

@@ -191,7 +191,7 @@ std::vector<queue::PendingGang> PendingGangs(std::vector<gang::Gang>& gangs, con
   for (gang::Gang& g : gangs) {
     const std::string& name = step.queue_of.find(g.key)->second;
     if (const auto it = step.shares.queues.find(name); it != step.shares.queues.end()) {
-      if (g.queues != it->second.path) g.queues = it->second.path;
+      g.queues = it->second.path;
     }
     const gang::MemberSummary& s = g.members.summary();
     if (s.awaiting == 0 || tally.held.contains(g.key)) continue;
